@@ -1,0 +1,45 @@
+# Two commands on a fresh machine: `make dev` starts the service, `make test` runs the tests.
+# Each installs what it needs into .venv first (Python 3.11+, pip, and Node for `make synth`).
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+
+.PHONY: install dev test lint format typecheck bench clean
+
+$(STAMP): pyproject.toml sdk/pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ./sdk -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Start the whole service locally on http://127.0.0.1:8787 (ARGS="--port 9000" to change).
+dev: install
+	$(BIN)/emit dev $(ARGS)
+
+## Lint, type-check and run every test.
+test: install lint typecheck
+	$(BIN)/pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install
+	$(BIN)/mypy
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+## Measure DynamoDB units per job for create, claim and complete.
+bench: install
+	$(BIN)/python -m bench.cost
+
+clean:
+	rm -rf $(VENV) cdk.out .pytest_cache .mypy_cache .ruff_cache

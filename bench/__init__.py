@@ -1,0 +1,1 @@
+"""Benchmark helpers: DynamoDB capacity accounting for ``make bench``."""

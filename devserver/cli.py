@@ -1,0 +1,61 @@
+"""`emit dev [--host 127.0.0.1] [--port 8787] [--dynamodb-endpoint URL]`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import sys
+from contextlib import ExitStack
+
+from devserver.wiring import build_runtime, local_environment
+from shared.runtime import install
+from shared.schema import NewToken
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8787, help="port to listen on (default 8787)")
+    parser.add_argument(
+        "--dynamodb-endpoint",
+        default=None,
+        help="keep tables on this DynamoDB-compatible endpoint, not in memory, so jobs outlive the process",
+    )
+    parser.add_argument("--verbose", action="store_true", help="log every request")
+
+
+def run(args: argparse.Namespace) -> int:
+    local_environment()
+    from devserver.server import DevServer
+
+    with ExitStack() as stack:
+        if not args.dynamodb_endpoint:
+            from moto import mock_aws
+
+            stack.enter_context(mock_aws())
+        dev_token = os.environ.get("EMIT_DEV_TOKEN") or None
+        runtime = build_runtime(dynamodb_endpoint=args.dynamodb_endpoint, dev_token=dev_token)
+        install(runtime)
+        if dev_token is None:
+            minted = runtime.tokens.mint(NewToken(scopes=["admin"], name=f"emit dev {secrets.token_hex(2)}"))
+            dev_token = str(minted["token"])
+        server = DevServer(args.host, args.port, verbose=args.verbose)
+        print(f"emit dev: admin token {dev_token}", flush=True)
+        print(f"emit dev: listening on http://{args.host}:{server.server_port}", flush=True)
+        try:
+            server.serve_forever(poll_interval=0.2)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="emit dev", description="Run the whole emit service locally.")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""A local HTTP server in front of the Lambda handlers, as API Gateway is on AWS."""
+
+from __future__ import annotations
+
+import json
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+from devserver import gateway
+
+MAX_BODY = 10 * 1024 * 1024  # an HTTP API's payload limit
+
+
+class GatewayHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "emit-dev"
+
+    def _serve(self) -> None:
+        url = urlsplit(self.path)
+        length = int(self.headers.get("content-length") or 0)
+        if length > MAX_BODY:
+            self._send(413, {"message": "Request Entity Too Large"})
+            return
+        body = self.rfile.read(length) if length else b""
+        matched = gateway.match(self.command, url.path)
+        if not isinstance(matched, gateway.Matched):
+            # API Gateway's own answer when no route matches.
+            self._send(404, {"message": "Not Found"})
+            return
+        event = gateway.event(
+            matched,
+            method=self.command,
+            path=url.path,
+            query=url.query,
+            headers=dict(self.headers.items()),
+            body=body,
+            source_ip=self.client_address[0],
+        )
+        try:
+            answer = gateway.invoke(matched, event)
+        except Exception as exc:  # a handler that crashes is a 500 from the gateway, as on AWS
+            print(f"handler {matched.route.function} crashed: {exc!r}", file=sys.stderr)
+            self._send(500, {"message": "Internal Server Error"})
+            return
+        self._send_raw(
+            int(answer.get("statusCode", 200)), answer.get("headers") or {}, gateway.response_body(answer)
+        )
+
+    do_GET = do_POST = do_PATCH = do_DELETE = do_PUT = _serve
+
+    def _send(self, status: int, payload: Any) -> None:
+        self._send_raw(status, {"content-type": "application/json"}, json.dumps(payload).encode())
+
+    def _send_raw(self, status: int, headers: dict[str, str], data: bytes) -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            if name.lower() not in ("content-length", "connection"):
+                self.send_header(name, value)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.verbose:  # type: ignore[attr-defined]
+            super().log_message(format, *args)
+
+
+class DevServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, host: str, port: int, *, verbose: bool = False) -> None:
+        super().__init__((host, port), GatewayHandler)
+        self.verbose = verbose

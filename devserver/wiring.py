@@ -1,0 +1,96 @@
+"""Local wiring: an embedded in-memory DynamoDB and S3 (moto), or any DynamoDB endpoint."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import boto3
+
+from shared.clock import Clock, SystemClock
+from shared.queue import QueueConfig
+from shared.runtime import Runtime
+from shared.store.table import create_table_request
+
+TABLE = "emit"
+BUCKET = "emit-blobs"
+REGION = "us-east-1"
+
+LOCAL_ENV = {
+    "AWS_ACCESS_KEY_ID": "local",
+    "AWS_SECRET_ACCESS_KEY": "local",
+    "AWS_DEFAULT_REGION": REGION,
+    # boto3 >= 1.44 sends streams calls to an account endpoint that moto does not serve.
+    "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
+    "POWERTOOLS_TRACE_DISABLED": "true",
+    "POWERTOOLS_METRICS_DISABLED": "true",
+}
+
+
+class Serialized:
+    """A client whose calls run one at a time.
+
+    moto's in-memory DynamoDB checks a condition and writes without a lock, so two
+    threads could both pass one condition. DynamoDB itself applies writes to an item
+    one at a time; serializing every call restores that guarantee locally.
+    """
+
+    def __init__(self, client: Any, lock: threading.Lock) -> None:
+        self._client = client
+        self._lock = lock
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._client, name)
+        if not callable(attr) or name.startswith("get_paginator") or name == "get_waiter":
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                return attr(*args, **kwargs)
+
+        return call
+
+
+def local_environment() -> None:
+    for name, value in LOCAL_ENV.items():
+        os.environ.setdefault(name, value)
+
+
+def ensure_table(client: Any, table: str = TABLE) -> None:
+    existing = client.list_tables().get("TableNames", [])
+    if table not in existing:
+        client.create_table(**create_table_request(table))
+        client.update_time_to_live(
+            TableName=table, TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"}
+        )
+
+
+def build_runtime(
+    *,
+    clock: Clock | None = None,
+    dynamodb_endpoint: str | None = None,
+    dev_token: str | None = None,
+    queue_config: QueueConfig | None = None,
+    settings_cache_ms: int = 0,
+) -> Runtime:
+    """Clients, table and bucket for local use; call inside an active moto mock unless
+    `dynamodb_endpoint` names a real DynamoDB-compatible endpoint."""
+    local_environment()
+    lock = threading.Lock()
+    raw_ddb = boto3.client("dynamodb", region_name=REGION, endpoint_url=dynamodb_endpoint)
+    ensure_table(raw_ddb)
+    dynamodb = raw_ddb if dynamodb_endpoint else Serialized(raw_ddb, lock)
+    s3 = boto3.client("s3", region_name=REGION)
+    if BUCKET not in [b["Name"] for b in s3.list_buckets().get("Buckets", [])]:
+        s3.create_bucket(Bucket=BUCKET)
+    return Runtime(
+        clock=clock or SystemClock(),
+        dynamodb=dynamodb,
+        s3=Serialized(s3, threading.Lock()),
+        table=TABLE,
+        bucket=BUCKET,
+        queue_config=queue_config or QueueConfig(max_wait_ms=60_000, poll_ms=50),
+        settings_cache_ms=settings_cache_ms,
+        dev_token=dev_token,
+    )

@@ -1,0 +1,1 @@
+"""One Lambda handler per endpoint: parse, call the domain, render."""

@@ -1,0 +1,27 @@
+"""POST /v1/spaces/{space}/jobs:claim: hand out up to `count` jobs, waiting up to `waitMs`."""
+
+from __future__ import annotations
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.metrics import MetricUnit
+
+from shared.http import authorize, body, entrypoint, make_app, ok
+from shared.observability import metrics
+from shared.runtime import runtime
+from shared.schema import ClaimRequest, parse
+
+app = make_app()
+
+
+@app.post("/v1/spaces/<space>/jobs:claim")
+def claim_jobs(space: str) -> Response:
+    authorize(app, "work", space)
+    request = parse(ClaimRequest, body(app))
+    jobs = runtime().queue.claim(
+        space, count=request.count, names=request.names, wait_ms=request.waitMs, lease_ms=request.leaseMs
+    )
+    metrics.add_metric("JobsClaimed", MetricUnit.Count, len(jobs))
+    return ok({"jobs": jobs})
+
+
+lambda_handler = entrypoint(app)

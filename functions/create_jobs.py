@@ -1,0 +1,26 @@
+"""POST /v1/spaces/{space}/jobs: create one job, an array, or {"jobs": [...]}."""
+
+from __future__ import annotations
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.metrics import MetricUnit
+
+from shared.http import authorize, body, entrypoint, make_app, ok
+from shared.observability import metrics
+from shared.runtime import runtime
+from shared.schema import jobs_in
+
+app = make_app()
+
+
+@app.post("/v1/spaces/<space>/jobs")
+def create_jobs(space: str) -> Response:
+    authorize(app, "create", space)
+    jobs, batch = jobs_in(body(app))
+    outcomes = runtime().queue.create(space, jobs, batch=batch)
+    metrics.add_metric("JobsCreated", MetricUnit.Count, sum(o.new for o in outcomes))
+    rendered = [{"id": o.id, "outcome": "NEW" if o.new else "DUPLICATE"} for o in outcomes]
+    return ok({"jobs": rendered} if batch else rendered[0])
+
+
+lambda_handler = entrypoint(app)

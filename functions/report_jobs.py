@@ -1,0 +1,20 @@
+"""POST /v1/spaces/{space}/jobs:report: one report, an array, or {"reports": [...]}."""
+
+from __future__ import annotations
+
+from aws_lambda_powertools.event_handler import Response
+
+from shared.http import authorize, body, entrypoint, make_app, ok
+from shared.runtime import runtime
+from shared.schema import reports_in
+
+app = make_app()
+
+
+@app.post("/v1/spaces/<space>/jobs:report")
+def report_jobs(space: str) -> Response:
+    authorize(app, "work", space)
+    return ok({"outcomes": runtime().queue.report(space, reports_in(body(app)))})
+
+
+lambda_handler = entrypoint(app)

@@ -1,0 +1,20 @@
+"""PATCH /v1/spaces/{space}: change settings; creates the space if it is new."""
+
+from __future__ import annotations
+
+from aws_lambda_powertools.event_handler import Response
+
+from shared.http import authorize, body, entrypoint, make_app, ok
+from shared.runtime import runtime
+from shared.schema import SettingsPatch, parse
+
+app = make_app()
+
+
+@app.patch("/v1/spaces/<space>")
+def update_space(space: str) -> Response:
+    authorize(app, "admin", space)
+    return ok(runtime().settings.patch(space, parse(SettingsPatch, body(app))))
+
+
+lambda_handler = entrypoint(app)

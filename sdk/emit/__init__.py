@@ -1,0 +1,1 @@
+"""The emit job queue's Python SDK and command line."""

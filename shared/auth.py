@@ -1,0 +1,102 @@
+"""Bearer tokens: minted once, stored as hashes, checked on every request.
+
+A token reads `emit_<id>_<secret>`. The id finds the stored record in one read; the
+secret is 256 random bits, so a plain SHA-256 of it is as strong as a slow hash would
+be, and the comparison is constant-time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from shared.clock import Clock
+from shared.errors import NotFound, PermissionDenied, Unauthenticated
+from shared.ids import IdGenerator
+from shared.schema import NewToken
+from shared.store.tokens import TokenStore
+
+SCOPES = ("create", "read", "work", "admin")
+
+
+@dataclass(frozen=True)
+class Caller:
+    token_id: str
+    scopes: frozenset[str]
+    spaces: frozenset[str] | None
+    """None: every space."""
+
+    def may(self, scope: str, space: str | None) -> bool:
+        if scope not in self.scopes and "admin" not in self.scopes:
+            return False
+        if space is None:
+            return self.spaces is None
+        return self.spaces is None or space in self.spaces
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class Tokens:
+    def __init__(self, store: TokenStore, clock: Clock, dev_token: str | None = None) -> None:
+        self.store = store
+        self.clock = clock
+        self.dev_token = dev_token
+        self._ids = IdGenerator()
+
+    def authenticate(self, authorization: str | None) -> Caller:
+        if not authorization or not authorization.startswith("Bearer "):
+            raise Unauthenticated("Authorization: a Bearer token is required")
+        presented = authorization.removeprefix("Bearer ").strip()
+        if self.dev_token and hmac.compare_digest(presented.encode(), self.dev_token.encode()):
+            return Caller("dev", frozenset(SCOPES), None)
+        parts = presented.split("_")
+        record = self.store.get(parts[1]) if len(parts) == 3 and parts[0] == "emit" and parts[1] else None
+        if record is None or not hmac.compare_digest(_hash(parts[2]), record["hash"]):
+            raise Unauthenticated("Authorization: the token is not valid")
+        spaces = record.get("spaces")
+        return Caller(
+            parts[1], frozenset(record["scopes"]), frozenset(spaces) if spaces is not None else None
+        )
+
+    def authorize(self, authorization: str | None, scope: str, space: str | None) -> Caller:
+        caller = self.authenticate(authorization)
+        if not caller.may(scope, space):
+            where = f"space {space}" if space else "all spaces"
+            raise PermissionDenied(f"the token may not {scope} in {where}")
+        return caller
+
+    def mint(self, request: NewToken) -> dict[str, Any]:
+        now = self.clock.now_ms()
+        token_id = self._ids.new(now).lower()
+        secret = secrets.token_hex(32)
+        record = {
+            "name": request.name,
+            "scopes": sorted(set(request.scopes)),
+            "spaces": sorted(set(request.spaces)) if request.spaces is not None else None,
+            "hash": _hash(secret),
+            "createdAtMs": now,
+        }
+        self.store.put(token_id, record)
+        return {"token": f"emit_{token_id}_{secret}", **self._render(token_id, record)}
+
+    def list(self) -> list[dict[str, Any]]:
+        return [self._render(item["sk"], item) for item in self.store.all()]
+
+    def revoke(self, token_id: str) -> None:
+        if not self.store.delete(token_id):
+            raise NotFound(f"token {token_id} does not exist")
+
+    @staticmethod
+    def _render(token_id: str, record: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": token_id,
+            "name": record.get("name"),
+            "scopes": record["scopes"],
+            "spaces": record.get("spaces"),
+            "createdAtMs": record["createdAtMs"],
+        }

@@ -1,0 +1,268 @@
+"""The job state machine: statuses, and one function per transition.
+
+Every change of a job's status is decided here and nowhere else. A transition is a
+pure value: the status it moves to, the fields it sets, and the guard under which it
+may happen. The store turns it into one conditional write on the job's own item, so a
+transition that lost a race (another worker, a cancel, a late report) changes nothing.
+
+    pending ──claim──▶ running ──complete──▶ completed
+       ▲                  │
+       ├── fail, with ────┤──── fail, out of attempts or unrecoverable ──▶ failed
+       │   attempts left  │
+       └──── release ─────┘
+    pending | running ──cancel──▶ cancelled
+
+`attempt` counts hand-outs and only ever grows, so a report names the attempt it speaks
+for and a worker that lost its hold can never speak for the next one. `failures`
+counts the attempts that failed (failed reports, expired leases); `max_attempts`
+bounds failures, not hand-outs, so a release gives its attempt back.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+BackoffKind = Literal["exponential", "linear", "constant"]
+
+
+class JobStatus(enum.StrEnum):
+    PENDING = "PENDING"
+    """Waiting for a worker, or for a time (a delay, or the wait before a retry).
+    Entered at create, by a failed attempt with attempts left, and by a release;
+    left by a claim (to running) or a cancel."""
+
+    RUNNING = "RUNNING"
+    """A worker holds it under a lease. Left by the worker's report (complete, fail,
+    release), by a cancel, or by the clock when the lease runs out."""
+
+    COMPLETED = "COMPLETED"
+    """Final: the worker returned a result."""
+
+    FAILED = "FAILED"
+    """Final: out of attempts, failed for good by the worker, or never claimed."""
+
+    CANCELLED = "CANCELLED"
+    """Final: cancelled before it finished."""
+
+    @property
+    def is_final(self) -> bool:
+        return self in FINAL
+
+
+FINAL = frozenset({JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELLED})
+UNFINISHED = frozenset({JobStatus.PENDING, JobStatus.RUNNING})
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """How the waits between attempts grow.
+
+    The n-th failure (n = 1 for the first) waits `base_ms` × 2^(n-1) (exponential),
+    `base_ms` × n (linear) or `base_ms` (constant), never more than `max_ms`. With
+    jitter the wait is drawn uniformly from its upper half, so jobs that failed
+    together spread out but none retries sooner than half the policy's wait.
+    """
+
+    kind: BackoffKind
+    base_ms: int
+    max_ms: int
+    jitter: bool
+
+    def wait_ms(self, failures: int, rand: float) -> int:
+        """`rand` is a uniform draw in [0, 1), injected so tests are exact."""
+        n = max(failures, 1)
+        if self.kind == "exponential":
+            # Cap the exponent before multiplying: 2**1000 is a valid int but a silly one.
+            wait = self.base_ms * 2 ** min(n - 1, 62)
+        elif self.kind == "linear":
+            wait = self.base_ms * n
+        else:
+            wait = self.base_ms
+        wait = min(wait, self.max_ms)
+        if self.jitter:
+            wait = wait // 2 + int(rand * (wait - wait // 2))
+        return wait
+
+
+@dataclass(frozen=True)
+class Progress:
+    percent: float
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class Callback:
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Retention:
+    """How long finished jobs are kept, from the space's settings."""
+
+    completed_ms: int
+    failed_ms: int
+
+    def purge_at(self, status: JobStatus, finished_at_ms: int) -> int:
+        keep = self.failed_ms if status == JobStatus.FAILED else self.completed_ms
+        return finished_at_ms + keep
+
+
+@dataclass(frozen=True)
+class Job:
+    """A job as the domain sees it; the store maps it to and from its item."""
+
+    id: str
+    space: str
+    name: str
+    status: JobStatus
+    attempt: int
+    failures: int
+    max_attempts: int
+    timeout_ms: int
+    backoff: Backoff
+    created_at_ms: int
+    run_at_ms: int
+    ready_at_ms: int | None = None
+    lease_until_ms: int | None = None
+    finished_at_ms: int | None = None
+    purge_at_ms: int | None = None
+    key: str | None = None
+    progress: Progress | None = None
+    callback: Callback | None = None
+    error: str | None = None
+    line_count: int = 0
+    event_count: int = 0
+    payload: Any = None
+    result: Any = None
+
+
+@dataclass(frozen=True)
+class Guard:
+    """What must still hold of the stored job for a transition to apply."""
+
+    statuses: frozenset[JobStatus]
+    attempt: int | None = None
+    ready_by_ms: int | None = None
+    """The job must be claimable by then (pending jobs wait for their ready time)."""
+    lease_at_most_ms: int | None = None
+    """A touch never shortens a lease: the stored lease must not be later than the new one."""
+
+
+@dataclass(frozen=True)
+class Transition:
+    """A decided change: the store applies it as one conditional write, or not at all."""
+
+    name: str
+    guard: Guard
+    to: JobStatus
+    changes: dict[str, Any]
+    """Job fields to set; a value of None removes the field."""
+    ready_index: Literal["enter", "leave", "keep"] = "keep"
+    """Whether the job joins or leaves the set that claims look in."""
+
+
+RUNNING_ONLY = frozenset({JobStatus.RUNNING})
+
+
+def _finish(status: JobStatus, now_ms: int, retention: Retention) -> dict[str, Any]:
+    return {
+        "finished_at_ms": now_ms,
+        "purge_at_ms": retention.purge_at(status, now_ms),
+        "lease_until_ms": None,
+        "ready_at_ms": None,
+    }
+
+
+def create(job: Job) -> Job:
+    """A new job is pending from the start, ready at its run time."""
+    return job
+
+
+def claim(*, attempt_before: int, now_ms: int, lease_ms: int) -> Transition:
+    """Hand a pending, ready job to a worker for the next attempt."""
+    return Transition(
+        name="claim",
+        guard=Guard(statuses=frozenset({JobStatus.PENDING}), attempt=attempt_before, ready_by_ms=now_ms),
+        to=JobStatus.RUNNING,
+        changes={"attempt": attempt_before + 1, "lease_until_ms": now_ms + lease_ms, "ready_at_ms": None},
+        ready_index="leave",
+    )
+
+
+def touch(*, attempt: int, now_ms: int, lease_ms: int) -> Transition:
+    """Renew the lease; never shortens it."""
+    until = now_ms + lease_ms
+    return Transition(
+        name="touch",
+        guard=Guard(statuses=RUNNING_ONLY, attempt=attempt, lease_at_most_ms=until),
+        to=JobStatus.RUNNING,
+        changes={"lease_until_ms": until},
+    )
+
+
+def keep(*, attempt: int) -> Transition:
+    """A report that only carries progress, an event or lines: still fenced by attempt."""
+    return Transition(
+        name="report", guard=Guard(statuses=RUNNING_ONLY, attempt=attempt), to=JobStatus.RUNNING, changes={}
+    )
+
+
+def complete(*, attempt: int, now_ms: int, retention: Retention) -> Transition:
+    """The worker returned a result; the store keeps it beside this change."""
+    return Transition(
+        name="complete",
+        guard=Guard(statuses=RUNNING_ONLY, attempt=attempt),
+        to=JobStatus.COMPLETED,
+        changes=_finish(JobStatus.COMPLETED, now_ms, retention),
+    )
+
+
+def fail(
+    job: Job,
+    *,
+    now_ms: int,
+    error: str,
+    unrecoverable: bool,
+    retry_after_ms: int | None,
+    rand: float,
+    retention: Retention,
+) -> Transition:
+    """An attempt failed: retry after a wait while attempts are left, else fail for good."""
+    failures = job.failures + 1
+    guard = Guard(statuses=RUNNING_ONLY, attempt=job.attempt)
+    if unrecoverable or failures >= job.max_attempts:
+        changes = _finish(JobStatus.FAILED, now_ms, retention) | {"failures": failures, "error": error}
+        return Transition(name="fail", guard=guard, to=JobStatus.FAILED, changes=changes)
+    wait = retry_after_ms if retry_after_ms is not None else job.backoff.wait_ms(failures, rand)
+    return Transition(
+        name="retry",
+        guard=guard,
+        to=JobStatus.PENDING,
+        changes={"failures": failures, "error": error, "lease_until_ms": None, "ready_at_ms": now_ms + wait},
+        ready_index="enter",
+    )
+
+
+def release(*, attempt: int, now_ms: int) -> Transition:
+    """Give the job back unfinished: claimable at once, and the attempt is not counted."""
+    return Transition(
+        name="release",
+        guard=Guard(statuses=RUNNING_ONLY, attempt=attempt),
+        to=JobStatus.PENDING,
+        changes={"lease_until_ms": None, "ready_at_ms": now_ms},
+        ready_index="enter",
+    )
+
+
+def cancel(*, now_ms: int, retention: Retention) -> Transition:
+    """Cancel anything unfinished; a running worker learns it from its next report."""
+    return Transition(
+        name="cancel",
+        guard=Guard(statuses=UNFINISHED),
+        to=JobStatus.CANCELLED,
+        changes=_finish(JobStatus.CANCELLED, now_ms, retention),
+        ready_index="leave",
+    )

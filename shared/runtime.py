@@ -1,0 +1,103 @@
+"""Wiring: builds the clients, stores and services once per process.
+
+Deployed functions build it from their environment; `emit dev` and the tests build
+their own (an in-memory DynamoDB, a test clock) and `install` it. The handlers are the
+same either way: only this wiring differs.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import boto3
+from botocore.config import Config
+
+from shared.auth import Tokens
+from shared.clock import Clock, SystemClock
+from shared.queue import Queue, QueueConfig
+from shared.spaces import SpaceSettings
+from shared.store.blobs import Blobs
+from shared.store.dynamo import Dynamo
+from shared.store.jobs import JobStore
+from shared.store.journal import Journal
+from shared.store.leases import LeaseBook
+from shared.store.spaces import SpaceStore
+from shared.store.tokens import TokenStore
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_s3 import S3Client
+
+
+@dataclass
+class Runtime:
+    clock: Clock
+    dynamodb: Any
+    s3: Any
+    table: str
+    bucket: str | None
+    queue_config: QueueConfig = field(default_factory=QueueConfig)
+    settings_cache_ms: int = 2_000
+    dev_token: str | None = None
+
+    def __post_init__(self) -> None:
+        self.db = Dynamo(self.dynamodb, self.table)
+        self.blobs = Blobs(self.db, self.s3, self.bucket)
+        self.space_store = SpaceStore(self.db)
+        self.settings = SpaceSettings(self.space_store, self.clock, self.settings_cache_ms)
+        self.journal = Journal(self.db)
+        self.jobs = JobStore(self.db, self.blobs, LeaseBook(self.db))
+        self.queue = Queue(
+            clock=self.clock,
+            jobs=self.jobs,
+            spaces=self.space_store,
+            settings=self.settings,
+            journal=self.journal,
+            config=self.queue_config,
+        )
+        self.tokens = Tokens(TokenStore(self.db), self.clock, self.dev_token)
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Runtime:
+        env = dict(os.environ if env is None else env)
+        config = Config(retries={"mode": "standard", "max_attempts": 5}, tcp_keepalive=True)
+        dynamodb: DynamoDBClient = boto3.client(
+            "dynamodb", endpoint_url=env.get("EMIT_DYNAMODB_ENDPOINT") or None, config=config
+        )
+        s3: S3Client = boto3.client("s3", endpoint_url=env.get("EMIT_S3_ENDPOINT") or None, config=config)
+        return cls(
+            clock=SystemClock(),
+            dynamodb=dynamodb,
+            s3=s3,
+            table=env["EMIT_TABLE"],
+            bucket=env.get("EMIT_BUCKET"),
+            queue_config=QueueConfig(
+                max_wait_ms=int(env.get("EMIT_MAX_WAIT_MS", "25000")),
+                poll_ms=int(env.get("EMIT_POLL_MS", "250")),
+            ),
+            settings_cache_ms=int(env.get("EMIT_SETTINGS_CACHE_MS", "2000")),
+            dev_token=env.get("EMIT_DEV_TOKEN") or None,
+        )
+
+
+_current: Runtime | None = None
+_lock = threading.Lock()
+
+
+def runtime() -> Runtime:
+    """The process's runtime, built from the environment on first use."""
+    global _current  # noqa: PLW0603 - one runtime per process is the point: warm Lambdas reuse it
+    if _current is None:
+        with _lock:
+            if _current is None:
+                _current = Runtime.from_env()
+    return _current
+
+
+def install(value: Runtime | None) -> None:
+    """Use `value` from now on (tests, `emit dev`); None forgets it."""
+    global _current  # noqa: PLW0603
+    _current = value

@@ -1,0 +1,302 @@
+"""Request bodies, as pydantic models, and the contract's way of naming what is wrong.
+
+Models are strict: `"5"` is not a number and unknown fields are refused, so a typo in
+a field name is a 400 rather than a silently ignored option.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
+
+from shared import limits
+from shared.errors import InvalidArgument
+
+NAME_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"
+SPACE_PATTERN = r"^[a-z0-9_-]{1,64}$"
+
+Scope = Literal["create", "read", "work", "admin"]
+LogLevel = Literal["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"]
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+JobName = Annotated[str, Field(pattern=NAME_PATTERN)]
+Ms = Annotated[int, Field(ge=0)]
+
+
+class BackoffSpec(Body):
+    kind: Literal["exponential", "linear", "constant"] | None = None
+    maxMs: Annotated[int, Field(ge=0, le=limits.DAY_MS)] | None = None
+    jitter: bool | None = None
+
+
+class CallbackSpec(Body):
+    url: Annotated[str, Field(min_length=1, max_length=2048)]
+    headers: dict[str, Annotated[str, Field(max_length=4096)]] = Field(default_factory=dict, max_length=32)
+
+    @field_validator("url")
+    @classmethod
+    def _http_only(cls, url: str) -> str:
+        if not url.lower().startswith(("http://", "https://")):
+            raise ValueError("must be an http or https URL")
+        return url
+
+
+class NewJob(Body):
+    name: JobName
+    payload: Any = None
+    key: Annotated[str, Field(min_length=1, max_length=256)] | None = None
+    delayMs: Annotated[int, Field(ge=0, le=limits.MAX_DELAY_MS)] | None = None
+    runAtMs: Ms | None = None
+    maxAttempts: Annotated[int, Field(ge=1, le=1_000)] | None = None
+    timeoutMs: Annotated[int, Field(ge=1_000, le=43_200_000)] | None = None
+    backoffMs: Annotated[int, Field(ge=0, le=limits.DAY_MS)] | None = None
+    backoff: BackoffSpec | None = None
+    callback: CallbackSpec | None = None
+
+    @model_validator(mode="after")
+    def _one_start_time(self) -> NewJob:
+        if self.delayMs is not None and self.runAtMs is not None:
+            raise ValueError("give delayMs or runAtMs, not both")
+        return self
+
+
+class ClaimRequest(Body):
+    count: Annotated[int, Field(ge=1, le=limits.MAX_CLAIM_COUNT)]
+    names: Annotated[list[JobName], Field(min_length=1, max_length=limits.MAX_CLAIM_NAMES)] | None = None
+    waitMs: Annotated[int, Field(ge=0, le=limits.MAX_CLAIM_WAIT_MS)] = 0
+    leaseMs: Annotated[int, Field(ge=1_000, le=limits.MAX_LEASE_MS)] | None = None
+
+
+class Touch(Body):
+    leaseMs: Annotated[int, Field(ge=1_000, le=limits.MAX_LEASE_MS)] | None = None
+
+
+class Complete(Body):
+    result: Any = None
+
+
+class Fail(Body):
+    error: str = ""
+    unrecoverable: bool = False
+    retryAfterMs: Annotated[int, Field(ge=0, le=limits.MAX_RETRY_AFTER_MS)] | None = None
+
+
+class Release(Body):
+    pass
+
+
+class ProgressSpec(Body):
+    percent: Annotated[float, Field(ge=0, le=100, strict=False)]
+    message: Annotated[str, Field(max_length=limits.MAX_PROGRESS_MESSAGE)] | None = None
+
+    @field_validator("percent", mode="before")
+    @classmethod
+    def _number(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError("must be a number")
+        return value
+
+
+class LogLine(Body):
+    level: LogLevel
+    message: Annotated[str, Field(max_length=limits.MAX_LINE_BYTES)]
+    source: Annotated[str, Field(max_length=256)] | None = None
+    metadata: Any = None
+
+    @field_validator("metadata")
+    @classmethod
+    def _small(cls, value: Any) -> Any:
+        if value is not None and len(dump_json(value)) > limits.MAX_LINE_BYTES:
+            raise ValueError(f"must be at most {limits.MAX_LINE_BYTES} bytes of JSON")
+        return value
+
+
+class Report(Body):
+    id: Annotated[str, Field(min_length=1, max_length=64)]
+    attempt: Annotated[int, Field(ge=1)]
+    touch: Touch | None = None
+    complete: Complete | None = None
+    fail: Fail | None = None
+    release: Release | None = None
+    progress: ProgressSpec | None = None
+    event: Any = None
+    lines: Annotated[list[LogLine], Field(max_length=limits.MAX_LINES_PER_REPORT)] = Field(
+        default_factory=list
+    )
+
+    @model_validator(mode="after")
+    def _one_ending(self) -> Report:
+        given = [name for name in ("touch", "complete", "fail", "release") if getattr(self, name) is not None]
+        if len(given) > 1:
+            raise ValueError(
+                f"give at most one of touch, complete, fail and release, not {' and '.join(given)}"
+            )
+        if self.event is not None and len(dump_json(self.event)) > limits.MAX_EVENT_BYTES:
+            raise ValueError(f"event: must be at most {limits.MAX_EVENT_BYTES} bytes of JSON")
+        return self
+
+
+class NewToken(Body):
+    name: Annotated[str, Field(min_length=1, max_length=128)] | None = None
+    scopes: Annotated[list[Scope], Field(min_length=1, max_length=4)]
+    spaces: (
+        Annotated[list[Annotated[str, Field(pattern=SPACE_PATTERN)]], Field(min_length=1, max_length=100)]
+        | None
+    ) = None
+
+
+class SettingsPatch(Body):
+    """A PATCH of a space's settings: a field given as null goes back to its default
+    (for `unclaimedMs` and `maxInFlight`, null means off)."""
+
+    maxAttempts: Annotated[int, Field(ge=1, le=1_000)] | None = None
+    timeoutMs: Annotated[int, Field(ge=1_000, le=43_200_000)] | None = None
+    backoffMs: Annotated[int, Field(ge=0, le=limits.DAY_MS)] | None = None
+    backoff: BackoffSpec | None = None
+    unclaimedMs: Annotated[int, Field(ge=limits.MINUTE_MS, le=limits.YEAR_MS)] | None = None
+    keyWindowMs: Annotated[int, Field(ge=0, le=limits.MAX_KEY_WINDOW_MS)] | None = None
+    maxEvents: Annotated[int, Field(ge=0, le=100_000)] | None = None
+    maxInFlight: Annotated[int, Field(ge=1, le=1_000_000_000)] | None = None
+    webhookSecret: Annotated[str, Field(min_length=16, max_length=256)] | None = None
+    completedRetentionMs: Annotated[int, Field(ge=0, le=limits.YEAR_MS)] | None = None
+    failedRetentionMs: Annotated[int, Field(ge=0, le=limits.YEAR_MS)] | None = None
+
+
+def dump_json(value: Any) -> bytes:
+    """The one serialization of user JSON: compact, UTF-8, so sizes are what we store."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse(model: type[M], data: Any, *, at: str = "") -> M:
+    """Validate `data` as `model`, or raise InvalidArgument naming the field, under `at`."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidArgument(describe(exc.errors(include_url=False)[0], at=at)) from None
+
+
+def field_path(loc: Sequence[int | str], at: str = "") -> str:
+    path = at
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path
+
+
+def describe(error: ErrorDetails, *, at: str = "") -> str:
+    """`jobs[3].delayMs: must be at most 31536000000`, from one pydantic error."""
+    # Tagged-union and function-validator layers add loc parts that are not fields.
+    loc = [p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-")))]
+    path = field_path(loc, at) or "body"
+    return f"{path}: {_message(error)}"
+
+
+_BY_TYPE = {
+    "missing": "is required",
+    "extra_forbidden": "is not a known field",
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "int_from_float": "must be an integer",
+    "float_type": "must be a number",
+    "string_type": "must be a string",
+    "bool_type": "must be true or false",
+    "list_type": "must be an array",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "string_pattern_mismatch": "has characters or a length it may not have",
+}
+
+
+def _message(error: ErrorDetails) -> str:
+    kind, ctx = error["type"], error.get("ctx") or {}
+    if kind in _BY_TYPE:
+        if kind == "string_pattern_mismatch" and ctx.get("pattern") == NAME_PATTERN:
+            return "must be 1-128 of A-Z a-z 0-9 . _ : -"
+        if kind == "string_pattern_mismatch" and ctx.get("pattern") == SPACE_PATTERN:
+            return "must be 1-64 of a-z 0-9 - _"
+        return _BY_TYPE[kind]
+    if kind in ("less_than_equal", "less_than"):
+        return f"must be at most {ctx.get('le', ctx.get('lt'))}"
+    if kind in ("greater_than_equal", "greater_than"):
+        return f"must be at least {ctx.get('ge', ctx.get('gt'))}"
+    if kind == "string_too_short":
+        return f"must be at least {ctx['min_length']} characters"
+    if kind == "string_too_long":
+        return f"must be at most {ctx['max_length']} characters"
+    if kind == "too_short":
+        return f"must have at least {ctx['min_length']} items"
+    if kind == "too_long":
+        return f"must have at most {ctx['max_length']} items"
+    if kind == "literal_error":
+        return f"must be one of {ctx['expected']}"
+    if kind == "value_error":
+        return str(ctx.get("error", error["msg"]))
+    return error["msg"]
+
+
+def jobs_in(body: Any) -> tuple[list[NewJob], bool]:
+    """One job, an array, or {"jobs": [...]}; answers the jobs and whether it was a batch."""
+    if isinstance(body, dict) and "jobs" in body and "name" not in body:
+        extra = sorted(set(body) - {"jobs"})
+        if extra:
+            raise InvalidArgument(f"{extra[0]}: is not a known field")
+        body = body["jobs"]
+        if not isinstance(body, list):
+            raise InvalidArgument("jobs: must be an array")
+    if isinstance(body, dict):
+        return [parse(NewJob, body)], False
+    if not isinstance(body, list):
+        raise InvalidArgument('body: must be a job, an array of jobs, or {"jobs": [...]}')
+    _count("jobs", body, limits.MAX_JOBS_PER_CREATE)
+    return [parse(NewJob, item, at=f"jobs[{i}]") for i, item in enumerate(body)], True
+
+
+def reports_in(body: Any) -> list[Any]:
+    """One report, an array, or {"reports": [...]}; each is validated on its own later."""
+    if isinstance(body, dict) and "reports" in body and "id" not in body:
+        body = body["reports"]
+        if not isinstance(body, list):
+            raise InvalidArgument("reports: must be an array")
+    if isinstance(body, dict):
+        return [body]
+    if not isinstance(body, list):
+        raise InvalidArgument('body: must be a report, an array of reports, or {"reports": [...]}')
+    _count("reports", body, limits.MAX_REPORTS_PER_REQUEST)
+    return body
+
+
+def ids_in(body: Any) -> list[str]:
+    """An array of job ids, or {"ids": [...]}."""
+    if isinstance(body, dict):
+        extra = sorted(set(body) - {"ids"})
+        if extra or "ids" not in body:
+            raise InvalidArgument(f"{extra[0]}: is not a known field" if extra else "ids: is required")
+        body = body["ids"]
+    if not isinstance(body, list):
+        raise InvalidArgument('ids: must be an array of job ids, or {"ids": [...]}')
+    _count("ids", body, limits.MAX_CANCELS_PER_REQUEST)
+    for i, item in enumerate(body):
+        if not isinstance(item, str):
+            raise InvalidArgument(f"ids[{i}]: must be a string")
+    return body
+
+
+def _count(field: str, items: list[Any], most: int) -> None:
+    if not items:
+        raise InvalidArgument(f"{field}: must have at least 1 item")
+    if len(items) > most:
+        raise InvalidArgument(f"{field}: must have at most {most} items")

@@ -1,0 +1,131 @@
+"""Space settings: defaults for new jobs, windows, caps and retention."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from shared import limits
+from shared.clock import Clock
+from shared.errors import NotFound
+from shared.machine import Backoff, BackoffKind, Retention
+from shared.schema import SettingsPatch
+from shared.store.dynamo import Item
+from shared.store.spaces import SpaceStore
+
+UNCLAIMED_OFF = 0
+"""Stored for `unclaimedMs: null` (off); a stored value of absent means the default window."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    max_attempts: int = limits.DEFAULT_MAX_ATTEMPTS
+    timeout_ms: int = limits.DEFAULT_TIMEOUT_MS
+    backoff_ms: int = limits.DEFAULT_BACKOFF_MS
+    backoff_kind: BackoffKind = "exponential"
+    backoff_max_ms: int = limits.DEFAULT_BACKOFF_MAX_MS
+    backoff_jitter: bool = False
+    unclaimed_ms: int | None = limits.DEFAULT_UNCLAIMED_MS
+    key_window_ms: int = limits.DEFAULT_KEY_WINDOW_MS
+    max_events: int = limits.DEFAULT_MAX_EVENTS
+    max_in_flight: int | None = None
+    webhook_secret: str | None = None
+    completed_retention_ms: int = limits.DEFAULT_COMPLETED_RETENTION_MS
+    failed_retention_ms: int = limits.DEFAULT_FAILED_RETENTION_MS
+
+    @classmethod
+    def from_item(cls, item: Item | None) -> Settings:
+        if not item:
+            return cls()
+        base = cls()
+        backoff = item.get("backoff", {})
+        unclaimed = item.get("unclaimedMs", base.unclaimed_ms)
+        return cls(
+            max_attempts=item.get("maxAttempts", base.max_attempts),
+            timeout_ms=item.get("timeoutMs", base.timeout_ms),
+            backoff_ms=item.get("backoffMs", base.backoff_ms),
+            backoff_kind=backoff.get("kind", base.backoff_kind),
+            backoff_max_ms=backoff.get("maxMs", base.backoff_max_ms),
+            backoff_jitter=backoff.get("jitter", base.backoff_jitter),
+            unclaimed_ms=None if unclaimed == UNCLAIMED_OFF else unclaimed,
+            key_window_ms=item.get("keyWindowMs", base.key_window_ms),
+            max_events=item.get("maxEvents", base.max_events),
+            max_in_flight=item.get("maxInFlight"),
+            webhook_secret=item.get("webhookSecret"),
+            completed_retention_ms=item.get("completedRetentionMs", base.completed_retention_ms),
+            failed_retention_ms=item.get("failedRetentionMs", base.failed_retention_ms),
+        )
+
+    @property
+    def retention(self) -> Retention:
+        return Retention(self.completed_retention_ms, self.failed_retention_ms)
+
+    def backoff(self) -> Backoff:
+        return Backoff(self.backoff_kind, self.backoff_ms, self.backoff_max_ms, self.backoff_jitter)
+
+    def render(self) -> dict[str, Any]:
+        return {
+            "maxAttempts": self.max_attempts,
+            "timeoutMs": self.timeout_ms,
+            "backoffMs": self.backoff_ms,
+            "backoff": {
+                "kind": self.backoff_kind,
+                "maxMs": self.backoff_max_ms,
+                "jitter": self.backoff_jitter,
+            },
+            "unclaimedMs": self.unclaimed_ms,
+            "keyWindowMs": self.key_window_ms,
+            "maxEvents": self.max_events,
+            "maxInFlight": self.max_in_flight,
+            "webhookSecret": {"set": self.webhook_secret is not None},
+            "completedRetentionMs": self.completed_retention_ms,
+            "failedRetentionMs": self.failed_retention_ms,
+        }
+
+
+def stored_changes(patch: SettingsPatch, current: Item | None) -> dict[str, Any]:
+    """The settings item's attributes to set (None: remove) for a PATCH body."""
+    changes: dict[str, Any] = {}
+    for field in patch.model_fields_set:
+        value = getattr(patch, field)
+        if field == "backoff":
+            merged = dict((current or {}).get("backoff", {}))
+            if value is not None:
+                merged.update(value.model_dump(exclude_none=True))
+            changes["backoff"] = merged if value is not None else None
+        elif field == "unclaimedMs" and value is None:
+            changes[field] = UNCLAIMED_OFF
+        else:
+            changes[field] = value
+    return changes
+
+
+class SpaceSettings:
+    """Reads settings through a short per-process cache: a create or a report reads them
+    once per request, and a warm function need not read them for every request."""
+
+    def __init__(self, store: SpaceStore, clock: Clock, cache_ms: int) -> None:
+        self.store = store
+        self.clock = clock
+        self.cache_ms = cache_ms
+        self._cache: dict[str, tuple[int, Settings]] = {}
+
+    def get(self, space: str) -> Settings:
+        now = self.clock.now_ms()
+        cached = self._cache.get(space)
+        if cached and now - cached[0] < self.cache_ms:
+            return cached[1]
+        settings = Settings.from_item(self.store.settings(space))
+        self._cache[space] = (now, settings)
+        return settings
+
+    def describe(self, space: str) -> dict[str, Any]:
+        if not self.store.exists(space):
+            raise NotFound(f"space {space} does not exist")
+        settings = Settings.from_item(self.store.settings(space))
+        return {"space": space, **settings.render(), "inFlight": self.store.inflight(space)}
+
+    def patch(self, space: str, patch: SettingsPatch) -> dict[str, Any]:
+        self.store.write_settings(space, stored_changes(patch, self.store.settings(space)))
+        self._cache.pop(space, None)
+        return self.describe(space)

@@ -1,0 +1,19 @@
+"""DynamoDB (and S3) persistence for jobs, spaces and tokens.
+
+Layout of the one table, every key a string (`pk`, `sk`):
+
+| item | pk | sk |
+| --- | --- | --- |
+| job (small; changes on every transition) | `J#{space}#{n}` (n = crc32(id) % 8) | `{id}` |
+| large payload, result or error | `B#{space}#{id}` | `payload` / `result` / `error` |
+| log lines of one report (a page) | `L#{space}#{id}` | `{first line:010d}` |
+| event | `E#{space}#{id}` | `{seq:06d}` |
+| idempotency key | `K#{space}#{key}` | `-` |
+| space settings, in-flight count, job names | `S#{space}` | `settings` / `inflight` / `name#{name}` |
+| token | `T` | `{token id}` |
+| lease bucket (claims to check when leases end) | `LEASE#{n}` | `{expires:013d}#{ulid}` |
+
+One sparse index, `ready`, holds only pending jobs: `gpk` = `{space}#{name}#{n}` (n of 4,
+so one busy name is never one hot partition), `gsk` = `{ready at:013d}#{id}`. A claim
+reads candidates there and decides with a conditional write on the job's own item.
+"""

@@ -1,0 +1,108 @@
+"""Where payloads, results and errors live, by size.
+
+The job item is rewritten on every transition, and DynamoDB charges a write by the
+larger of the item before and after, per started KB: so the item must stay small.
+
+| stored JSON | where | why |
+| --- | --- | --- |
+| up to 256 bytes | text in the job item | compressing small JSON gains nothing |
+| compressed to 512 bytes or less | zlib bytes in the job item | a typical 1 KB payload stays under 1 KB |
+| compressed to 350 KB or less | a side item `B#{space}#{id}` | written once, read once at claim |
+| larger (up to the 4 MiB contract) | an S3 object | beyond DynamoDB's 400 KB item |
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from shared.store import keys
+from shared.store.dynamo import Dynamo, Item
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+INLINE_TEXT_MAX = 256
+INLINE_PACKED_MAX = 512
+SIDE_ITEM_MAX = 350_000
+
+
+@dataclass
+class Packed:
+    """One value, ready to store: attributes for the job item, plus what goes elsewhere."""
+
+    attributes: dict[str, Any]
+    size: int
+    side_item: Item | None = None
+    s3_key: str | None = None
+    s3_body: bytes | None = field(default=None, repr=False)
+
+
+def s3_key(space: str, job_id: str, name: str) -> str:
+    return f"{space}/{job_id}/{name}"
+
+
+def pack(space: str, job_id: str, name: str, raw: bytes) -> Packed:
+    """Choose the cheapest home for `raw` (UTF-8 JSON or text) under attribute `name`."""
+    if len(raw) <= INLINE_TEXT_MAX:
+        return Packed({name: raw.decode()}, len(raw))
+    packed = zlib.compress(raw, 6)
+    if len(packed) <= INLINE_PACKED_MAX:
+        return Packed({f"{name}Z": packed}, len(raw))
+    if len(packed) <= SIDE_ITEM_MAX:
+        side = keys.blob(space, job_id, name) | {"data": packed}
+        return Packed({f"{name}Ref": "item"}, len(raw), side_item=side)
+    return Packed({f"{name}Ref": "s3"}, len(raw), s3_key=s3_key(space, job_id, name), s3_body=raw)
+
+
+def cleared(name: str) -> dict[str, None]:
+    """Attributes to remove when a value is replaced (e.g. a later error)."""
+    return {name: None, f"{name}Z": None, f"{name}Ref": None}
+
+
+class Blobs:
+    def __init__(self, db: Dynamo, s3: S3Client | None, bucket: str | None) -> None:
+        self.db = db
+        self.s3 = s3
+        self.bucket = bucket
+
+    def store(self, values: list[Packed]) -> None:
+        """Write what lives outside the job item; call before the job item that points at it."""
+        side = [v.side_item for v in values if v.side_item]
+        if side:
+            self.db.batch_put(side)
+        for value in values:
+            if value.s3_key is not None:
+                if self.s3 is None or self.bucket is None:
+                    raise RuntimeError("no S3 bucket is configured for values over 350 KB")
+                self.s3.put_object(Bucket=self.bucket, Key=value.s3_key, Body=value.s3_body or b"")
+
+    def read(self, space: str, item: Item, name: str) -> bytes | None:
+        return self.read_many(space, [(item, name)])[0]
+
+    def read_many(self, space: str, wanted: list[tuple[Item, str]]) -> list[bytes | None]:
+        """The stored bytes of each (job item, attribute); one batched read for side items."""
+        out: list[bytes | None] = [None] * len(wanted)
+        side: dict[tuple[str, str], int] = {}
+        for i, (item, name) in enumerate(wanted):
+            ref = item.get(f"{name}Ref")
+            if name in item:
+                out[i] = str(item[name]).encode()
+            elif f"{name}Z" in item:
+                out[i] = zlib.decompress(item[f"{name}Z"])
+            elif ref == "item":
+                side[(item["sk"], name)] = i
+            elif ref == "s3":
+                out[i] = self._s3_get(s3_key(space, item["sk"], name))
+        if side:
+            found = self.db.batch_get([keys.blob(space, job_id, name) for job_id, name in side])
+            for row in found:
+                job_id = row["pk"].rsplit("#", 1)[1]
+                out[side[(job_id, row["sk"])]] = zlib.decompress(row["data"])
+        return out
+
+    def _s3_get(self, key: str) -> bytes:
+        if self.s3 is None or self.bucket is None:
+            raise RuntimeError("no S3 bucket is configured")
+        return self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()

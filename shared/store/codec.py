@@ -1,0 +1,171 @@
+"""Jobs to items and back, and transitions to conditional update expressions."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from shared.machine import Backoff, Callback, Job, JobStatus, Progress, Transition
+from shared.store import keys
+from shared.store.dynamo import Item
+
+# Domain field -> item attribute, for the fields transitions change.
+_ATTRIBUTE = {
+    "attempt": "attempt",
+    "failures": "failures",
+    "lease_until_ms": "leaseUntilMs",
+    "ready_at_ms": "readyAtMs",
+    "finished_at_ms": "finishedAtMs",
+}
+
+
+def ttl_seconds(purge_at_ms: int) -> int:
+    return math.ceil(purge_at_ms / 1000)
+
+
+def job_item(job: Job, stored: dict[str, Any]) -> Item:
+    """The item for a new job; `stored` holds the packed payload attributes."""
+    item: Item = keys.job(job.space, job.id) | {
+        "name": job.name,
+        "status": job.status.value,
+        "attempt": job.attempt,
+        "failures": job.failures,
+        "maxAttempts": job.max_attempts,
+        "timeoutMs": job.timeout_ms,
+        "backoff": {
+            "kind": job.backoff.kind,
+            "baseMs": job.backoff.base_ms,
+            "maxMs": job.backoff.max_ms,
+            "jitter": job.backoff.jitter,
+        },
+        "createdAtMs": job.created_at_ms,
+        "runAtMs": job.run_at_ms,
+        "readyAtMs": job.ready_at_ms,
+        "lineCount": 0,
+        "eventCount": 0,
+        # gpk stays for the job's life; gsk comes and goes, so only pending jobs are indexed.
+        "gpk": keys.ready_partition(job.space, job.name, job.id),
+        "gsk": keys.ready_sort(job.ready_at_ms or job.run_at_ms, job.id),
+        **stored,
+    }
+    if job.key is not None:
+        item["key"] = job.key
+    if job.callback is not None:
+        item["callback"] = {"url": job.callback.url, "headers": job.callback.headers}
+    return item
+
+
+def job_from_item(
+    space: str, item: Item, *, payload: Any = None, result: Any = None, error: str | None = None
+) -> Job:
+    backoff = item["backoff"]
+    progress = item.get("progress")
+    callback = item.get("callback")
+    ttl = item.get("ttl")
+    return Job(
+        id=item["sk"],
+        space=space,
+        name=item["name"],
+        status=JobStatus(item["status"]),
+        attempt=item["attempt"],
+        failures=item["failures"],
+        max_attempts=item["maxAttempts"],
+        timeout_ms=item["timeoutMs"],
+        backoff=Backoff(backoff["kind"], backoff["baseMs"], backoff["maxMs"], backoff["jitter"]),
+        created_at_ms=item["createdAtMs"],
+        run_at_ms=item["runAtMs"],
+        ready_at_ms=item.get("readyAtMs"),
+        lease_until_ms=item.get("leaseUntilMs"),
+        finished_at_ms=item.get("finishedAtMs"),
+        purge_at_ms=ttl * 1000 if ttl is not None else None,
+        key=item.get("key"),
+        progress=Progress(progress["percent"], progress.get("message")) if progress else None,
+        callback=Callback(callback["url"], callback.get("headers", {})) if callback else None,
+        error=error,
+        line_count=item.get("lineCount", 0),
+        event_count=item.get("eventCount", 0),
+        payload=payload,
+        result=result,
+    )
+
+
+def decode_json(raw: bytes | None) -> Any:
+    return None if raw is None else json.loads(raw)
+
+
+class UpdateBuilder:
+    """Builds one UpdateItem: SET/REMOVE/ADD clauses and a condition, with named placeholders."""
+
+    def __init__(self) -> None:
+        self.sets: list[str] = []
+        self.removes: list[str] = []
+        self.adds: list[str] = []
+        self.conditions: list[str] = ["attribute_exists(pk)"]
+        self.names: dict[str, str] = {}
+        self.vals: dict[str, Any] = {}
+
+    def _name(self, attribute: str) -> str:
+        placeholder = f"#{attribute}"
+        self.names[placeholder] = attribute
+        return placeholder
+
+    def _value(self, value: Any) -> str:
+        placeholder = f":v{len(self.vals)}"
+        self.vals[placeholder] = value
+        return placeholder
+
+    def set(self, attribute: str, value: Any) -> None:
+        if value is None:
+            self.removes.append(self._name(attribute))
+        else:
+            self.sets.append(f"{self._name(attribute)} = {self._value(value)}")
+
+    def add(self, attribute: str, amount: int) -> None:
+        self.adds.append(f"{self._name(attribute)} {self._value(amount)}")
+
+    def require(self, attribute: str, op: str, value: Any) -> None:
+        self.conditions.append(f"{self._name(attribute)} {op} {self._value(value)}")
+
+    def require_in(self, attribute: str, options: list[Any]) -> None:
+        placeholders = ", ".join(self._value(v) for v in options)
+        self.conditions.append(f"{self._name(attribute)} IN ({placeholders})")
+
+    def expression(self) -> str:
+        parts = []
+        if self.sets:
+            parts.append("SET " + ", ".join(self.sets))
+        if self.removes:
+            parts.append("REMOVE " + ", ".join(self.removes))
+        if self.adds:
+            parts.append("ADD " + ", ".join(self.adds))
+        return " ".join(parts)
+
+    def condition(self) -> str:
+        return " AND ".join(self.conditions)
+
+
+def transition_update(job_id: str, transition: Transition) -> UpdateBuilder:
+    """The conditional write for `transition`: its changes, guarded by its guard."""
+    update = UpdateBuilder()
+    guard = transition.guard
+    update.set("status", transition.to.value)
+    for field, value in transition.changes.items():
+        if field == "purge_at_ms":
+            update.set("ttl", ttl_seconds(value) if value is not None else None)
+        elif field == "error":
+            continue  # packed by the caller: errors may be long
+        else:
+            update.set(_ATTRIBUTE[field], value)
+    if transition.ready_index == "enter":
+        update.set("gsk", keys.ready_sort(transition.changes["ready_at_ms"], job_id))
+    elif transition.ready_index == "leave":
+        update.set("gsk", None)
+    update.require_in("status", sorted(s.value for s in guard.statuses))
+    if guard.attempt is not None:
+        update.require("attempt", "=", guard.attempt)
+    if guard.ready_by_ms is not None:
+        update.require("readyAtMs", "<=", guard.ready_by_ms)
+    if guard.lease_at_most_ms is not None:
+        update.require("leaseUntilMs", "<=", guard.lease_at_most_ms)
+    return update

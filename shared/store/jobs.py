@@ -1,0 +1,300 @@
+"""Job items: insert (with idempotency keys), read, list, claim and transition.
+
+Every status change is one conditional UpdateItem on the job's own item, built from a
+`shared.machine.Transition`; the ready index only finds candidates and never decides.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from shared.machine import Job, JobStatus, Transition
+from shared.machine import claim as claim_transition
+from shared.store import blobs, keys
+from shared.store.blobs import Blobs, Packed
+from shared.store.codec import UpdateBuilder, job_from_item, job_item, transition_update
+from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize, values
+from shared.store.leases import LeaseBook
+from shared.store.table import READY_INDEX
+
+
+@dataclass
+class NewRecord:
+    """A validated job ready to store, with its payload packed."""
+
+    job: Job
+    payload: Packed
+
+
+@dataclass
+class Inserted:
+    id: str
+    new: bool
+
+
+@dataclass
+class Claimed:
+    item: Item
+    payload: bytes | None
+
+
+class JobStore:
+    def __init__(self, db: Dynamo, blob_store: Blobs, leases: LeaseBook) -> None:
+        self.db = db
+        self.blobs = blob_store
+        self.leases = leases
+
+    # -- create ---------------------------------------------------------------
+
+    def insert(
+        self,
+        space: str,
+        records: list[NewRecord],
+        *,
+        key_released: Callable[[Item | None], bool],
+    ) -> list[Inserted]:
+        """Store new jobs. A job with a key takes the key in the same transaction as it is
+        written, so two racing creates with one key make one job; `key_released` says
+        whether the job holding a key (None: gone) has let it go."""
+        self.blobs.store([r.payload for r in records])
+        plain = [r for r in records if r.job.key is None]
+        self.db.batch_put([_item(r) for r in plain])
+        return [
+            self._insert_keyed(space, r, key_released) if r.job.key else Inserted(r.job.id, True)
+            for r in records
+        ]
+
+    def _insert_keyed(
+        self, space: str, record: NewRecord, key_released: Callable[[Item | None], bool]
+    ) -> Inserted:
+        job = record.job
+        assert job.key is not None
+        key_item = keys.idempotency_key(space, job.key) | {"jobId": job.id}
+        condition = "attribute_not_exists(pk)"
+        vals: dict[str, Any] = {}
+        for _ in range(5):
+            try:
+                self.db.transact(
+                    [
+                        {
+                            "Put": {
+                                "Item": serialize(key_item),
+                                "ConditionExpression": condition,
+                                **_vals(vals),
+                            }
+                        },
+                        {"Put": {"Item": serialize(_item(record))}},
+                    ]
+                )
+                return Inserted(job.id, True)
+            except TransactionConflict as conflict:
+                holder = conflict.reasons[0]["item"] if conflict.reasons else None
+                if holder is None:
+                    continue  # the key went away between the two reads: try the fresh put again
+                held_by = holder["jobId"]
+                if not key_released(self.db.get(keys.job(space, held_by))):
+                    return Inserted(held_by, False)
+                # The holder finished beyond the key window (or is gone): take the key over,
+                # but only from that holder, so a racing create that took it first wins.
+                condition, vals = "jobId = :held", {":held": held_by}
+                for reason in conflict.reasons:
+                    if reason["code"] not in (None, "None", "ConditionalCheckFailed"):
+                        raise RuntimeError(f"job insert conflict: {reason['code']}") from None
+        raise RuntimeError(f"the key of job {job.id} is contended; try again")
+
+    # -- read -----------------------------------------------------------------
+
+    def get_item(self, space: str, job_id: str) -> Item | None:
+        return self.db.get(keys.job(space, job_id))
+
+    def load(self, space: str, item: Item, *, bodies: bool = True) -> Job:
+        """The domain job of an item, with payload, result and error read from wherever they live."""
+        if not bodies:
+            return job_from_item(space, item)
+        payload, result, error = self.blobs.read_many(
+            space, [(item, "payload"), (item, "result"), (item, "error")]
+        )
+        return job_from_item(
+            space,
+            item,
+            payload=_json(payload),
+            result=_json(result),
+            error=error.decode() if error is not None else None,
+        )
+
+    def page(
+        self,
+        space: str,
+        *,
+        before: str | None,
+        limit: int,
+        status: JobStatus | None,
+        name: str | None,
+        now_ms: int,
+    ) -> list[Item]:
+        """Newest first across the space's job partitions, up to `limit`, ids below `before`."""
+        filters, names = ["(attribute_not_exists(#ttl) OR #ttl > :now)"], {"#ttl": "ttl"}
+        vals: dict[str, Any] = {":now": now_ms // 1000}
+        if status is not None:
+            filters.append("#status = :status")
+            names["#status"] = "status"
+            vals[":status"] = status.value
+        if name is not None:
+            filters.append("#name = :name")
+            names["#name"] = "name"
+            vals[":name"] = name
+        rows: list[Item] = []
+        for partition in keys.job_partitions(space):
+            rows.extend(self._partition_page(partition, before, limit, (" AND ".join(filters), names, vals)))
+        rows.sort(key=lambda r: r["sk"], reverse=True)
+        return rows[:limit]
+
+    def _partition_page(
+        self,
+        partition: str,
+        before: str | None,
+        limit: int,
+        filters: tuple[str, dict[str, str], dict[str, Any]],
+    ) -> list[Item]:
+        filt, names, vals = filters
+        condition = "pk = :pk AND sk < :before" if before else "pk = :pk"
+        query_vals = vals | {":pk": partition} | ({":before": before} if before else {})
+        found: list[Item] = []
+        start = None
+        while len(found) < limit:
+            rows, start = self.db.query(
+                condition,
+                names=names,
+                vals=query_vals,
+                forward=False,
+                limit=limit,
+                consistent=True,
+                start=start,
+                filter_expression=filt,
+            )
+            found.extend(rows)
+            if start is None:
+                break
+        return found
+
+    # -- claim ----------------------------------------------------------------
+
+    def candidates(self, space: str, names: list[str], now_ms: int, count: int) -> list[Item]:
+        """Pending jobs ready by now, oldest first, from the ready index (eventually consistent)."""
+        found: list[Item] = []
+        # Read past the count: under contention some candidates are taken by other claims.
+        limit = min(count * 2 + 8, 1000)
+        for name in names:
+            for partition in keys.ready_partitions(space, name):
+                rows, _ = self.db.query(
+                    "gpk = :p AND gsk <= :hi",
+                    vals={":p": partition, ":hi": keys.ready_upper_bound(now_ms)},
+                    index=READY_INDEX,
+                    limit=limit,
+                )
+                found.extend(rows)
+        found.sort(key=lambda r: r["gsk"])
+        return found
+
+    def claim(
+        self,
+        space: str,
+        names: list[str],
+        *,
+        count: int,
+        now_ms: int,
+        lease_ms: int | None,
+        payload_budget: int,
+    ) -> list[Claimed]:
+        """Hand out up to `count` jobs, each by a conditional write that only one claim can win."""
+        chosen: list[tuple[Item, Transition]] = []
+        budget = payload_budget
+        for row in self.candidates(space, names, now_ms, count):
+            if len(chosen) >= count * 2:
+                break
+            size = row.get("payloadBytes", 0)
+            if size > budget and chosen:
+                continue
+            budget -= size
+            lease = lease_ms if lease_ms is not None else row["timeoutMs"]
+            chosen.append(
+                (row, claim_transition(attempt_before=row["attempt"], now_ms=now_ms, lease_ms=lease))
+            )
+        if not chosen:
+            return []
+        # Write-ahead: the lease book learns of these claims before they happen, so a crash
+        # between the claims and the answer can never strand a running job.
+        self.leases.record(
+            space, [(row["sk"], t.changes["attempt"], t.changes["lease_until_ms"]) for row, t in chosen]
+        )
+        won: list[Item] = []
+        for row, transition in chosen:
+            if len(won) >= count:
+                break
+            try:
+                won.append(self.apply(space, row["sk"], transition))
+            except ConditionFailed:
+                continue  # another claim won it, or it changed since the index saw it
+        bodies = self.blobs.read_many(space, [(item, "payload") for item in won])
+        return [Claimed(item, body) for item, body in zip(won, bodies, strict=True)]
+
+    # -- transitions ----------------------------------------------------------
+
+    def apply(
+        self,
+        space: str,
+        job_id: str,
+        transition: Transition,
+        *,
+        extra: Callable[[UpdateBuilder], None] | None = None,
+        stored: dict[str, Any] | None = None,
+    ) -> Item:
+        """Apply one transition as a conditional write; answers the item after it.
+
+        `stored` are packed value attributes (a result, an error) set beside the change;
+        `extra` adds report parts (progress, counters) and conditions to the same write.
+        Raises ConditionFailed, carrying the item as it stood, when the guard does not hold.
+        """
+        update = transition_update(job_id, transition)
+        for attribute, value in (stored or {}).items():
+            update.set(attribute, value)
+        if extra is not None:
+            extra(update)
+        return self.db.update(
+            keys.job(space, job_id),
+            update.expression(),
+            condition=update.condition(),
+            names=update.names,
+            vals=update.vals,
+            returns="ALL_NEW",
+        )
+
+    def update_plain(self, space: str, job_id: str, update: UpdateBuilder) -> Item:
+        """A guarded write that changes no status (a report with only progress, lines or an event)."""
+        return self.db.update(
+            keys.job(space, job_id),
+            update.expression(),
+            condition=update.condition(),
+            names=update.names,
+            vals=update.vals,
+            returns="ALL_NEW",
+        )
+
+
+def pack_value(space: str, job_id: str, name: str, raw: bytes) -> Packed:
+    return blobs.pack(space, job_id, name, raw)
+
+
+def _item(record: NewRecord) -> Item:
+    return job_item(record.job, record.payload.attributes | {"payloadBytes": record.payload.size})
+
+
+def _vals(vals: dict[str, Any]) -> dict[str, Any]:
+    return {"ExpressionAttributeValues": values(vals)} if vals else {}
+
+
+def _json(raw: bytes | None) -> Any:
+    return None if raw is None else json.loads(raw)

@@ -1,0 +1,86 @@
+"""Item keys: the table's layout (see the package docstring) in one place."""
+
+from __future__ import annotations
+
+import zlib
+
+JOB_SHARDS = 8
+READY_SHARDS = 4
+LEASE_SHARDS = 8
+
+
+def _shard(job_id: str, shards: int) -> int:
+    return zlib.crc32(job_id.encode()) % shards
+
+
+def job(space: str, job_id: str) -> dict[str, str]:
+    return {"pk": f"J#{space}#{_shard(job_id, JOB_SHARDS)}", "sk": job_id}
+
+
+def job_partitions(space: str) -> list[str]:
+    return [f"J#{space}#{n}" for n in range(JOB_SHARDS)]
+
+
+def ready_partition(space: str, name: str, job_id: str) -> str:
+    return f"{space}#{name}#{_shard(job_id, READY_SHARDS)}"
+
+
+def ready_partitions(space: str, name: str) -> list[str]:
+    return [f"{space}#{name}#{n}" for n in range(READY_SHARDS)]
+
+
+def ready_sort(ready_at_ms: int, job_id: str) -> str:
+    return f"{ready_at_ms:013d}#{job_id}"
+
+
+def ready_upper_bound(now_ms: int) -> str:
+    """Every sort key of a job ready by `now_ms` is at most this ('~' sorts after digits and letters)."""
+    return f"{now_ms:013d}#~"
+
+
+def blob(space: str, job_id: str, field: str) -> dict[str, str]:
+    return {"pk": f"B#{space}#{job_id}", "sk": field}
+
+
+def lines(space: str, job_id: str) -> str:
+    return f"L#{space}#{job_id}"
+
+
+def line_page(first: int) -> str:
+    return f"{first:010d}"
+
+
+def events(space: str, job_id: str) -> str:
+    return f"E#{space}#{job_id}"
+
+
+def event(seq: int) -> str:
+    return f"{seq:06d}"
+
+
+def idempotency_key(space: str, key: str) -> dict[str, str]:
+    return {"pk": f"K#{space}#{key}", "sk": "-"}
+
+
+def space(space_name: str) -> str:
+    return f"S#{space_name}"
+
+
+def settings(space_name: str) -> dict[str, str]:
+    return {"pk": space(space_name), "sk": "settings"}
+
+
+def inflight(space_name: str) -> dict[str, str]:
+    return {"pk": space(space_name), "sk": "inflight"}
+
+
+def job_name(space_name: str, name: str) -> dict[str, str]:
+    return {"pk": space(space_name), "sk": f"name#{name}"}
+
+
+def token(token_id: str) -> dict[str, str]:
+    return {"pk": "T", "sk": token_id}
+
+
+def lease_bucket(n: int, expires_ms: int, bucket_id: str) -> dict[str, str]:
+    return {"pk": f"LEASE#{n}", "sk": f"{expires_ms:013d}#{bucket_id}"}

@@ -1,0 +1,53 @@
+"""The lease book: which claims to check when their leases end.
+
+Indexing running jobs by lease end would cost two index writes per claim and one per
+finish. Instead each claim request writes one bucket item listing what it is about to
+hand out (written before the claims, so a crash cannot strand a running job), keyed by
+when the earliest of those leases ends. The clock reads due buckets, checks each job's
+own item (the item decides: still running, same attempt, lease past), and re-files
+jobs whose leases were renewed.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from shared.ids import IdGenerator
+from shared.store import keys
+from shared.store.dynamo import Dynamo
+
+_ids = IdGenerator()
+
+
+@dataclass(frozen=True)
+class LeaseEntry:
+    job_id: str
+    attempt: int
+    lease_until_ms: int
+
+
+def encode(entries: list[LeaseEntry]) -> str:
+    return ",".join(f"{e.job_id}.{e.attempt}.{e.lease_until_ms}" for e in entries)
+
+
+def decode(text: str) -> list[LeaseEntry]:
+    out = []
+    for part in text.split(","):
+        job_id, attempt, until = part.split(".")
+        out.append(LeaseEntry(job_id, int(attempt), int(until)))
+    return out
+
+
+class LeaseBook:
+    def __init__(self, db: Dynamo) -> None:
+        self.db = db
+
+    def record(self, space: str, claims: list[tuple[str, int, int]]) -> None:
+        """File (job id, attempt, lease end) for a claim about to be made."""
+        if not claims:
+            return
+        entries = [LeaseEntry(*c) for c in claims]
+        due = min(e.lease_until_ms for e in entries)
+        key = keys.lease_bucket(random.randrange(keys.LEASE_SHARDS), due, _ids.new(due))
+        self.db.put(key | {"space": space, "jobs": encode(entries)})

@@ -1,0 +1,90 @@
+"""Space items: settings, the job names seen, and the count of unfinished jobs."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from shared.store import keys
+from shared.store.dynamo import ConditionFailed, Dynamo, Item
+
+
+class SpaceStore:
+    def __init__(self, db: Dynamo) -> None:
+        self.db = db
+        # Names this process already registered: a claim without `names` looks them up,
+        # and a warm function should not rewrite them on every create.
+        self._known_names: set[tuple[str, str]] = set()
+
+    def settings(self, space: str) -> Item | None:
+        return self.db.get(keys.settings(space))
+
+    def write_settings(self, space: str, changes: dict[str, Any]) -> Item:
+        """Set (or, for None, remove) settings fields; creates the space if new."""
+        sets, removes, names, vals = [], [], {}, {}
+        for i, (field, value) in enumerate(changes.items()):
+            names[f"#f{i}"] = field
+            if value is None:
+                removes.append(f"#f{i}")
+            else:
+                sets.append(f"#f{i} = :v{i}")
+                vals[f":v{i}"] = value
+        sets.append("#kind = :kind")
+        names["#kind"] = "kind"
+        vals[":kind"] = "settings"
+        expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+        return self.db.update(keys.settings(space), expression, names=names, vals=vals, returns="ALL_NEW")
+
+    def exists(self, space: str) -> bool:
+        rows, _ = self.db.query("pk = :pk", vals={":pk": keys.space(space)}, limit=1, consistent=True)
+        return bool(rows)
+
+    def names(self, space: str) -> list[str]:
+        found: list[str] = []
+        start = None
+        while True:
+            rows, start = self.db.query(
+                "pk = :pk AND begins_with(sk, :prefix)",
+                vals={":pk": keys.space(space), ":prefix": "name#"},
+                start=start,
+            )
+            found.extend(r["sk"].removeprefix("name#") for r in rows)
+            if start is None:
+                return found
+
+    def register_names(self, space: str, names: set[str], now_ms: int) -> None:
+        for name in sorted(names):
+            if (space, name) in self._known_names:
+                continue
+            with contextlib.suppress(ConditionFailed):  # another create registered it first
+                self.db.put(
+                    keys.job_name(space, name) | {"firstSeenAtMs": now_ms},
+                    condition="attribute_not_exists(pk)",
+                )
+            self._known_names.add((space, name))
+
+    def reserve(self, space: str, count: int, cap: int | None) -> bool:
+        """Count `count` more unfinished jobs, unless that would pass `cap`. One write, however
+        large the backlog: the count is kept, never recounted."""
+        if count == 0:
+            return True
+        condition, vals = None, {":n": count}
+        if cap is not None:
+            condition = "attribute_not_exists(#c) OR #c <= :room"
+            vals[":room"] = cap - count
+        try:
+            self.db.update(
+                keys.inflight(space), "ADD #c :n", condition=condition, names={"#c": "count"}, vals=vals
+            )
+        except ConditionFailed:
+            return False
+        return True
+
+    def release(self, space: str, count: int) -> None:
+        """Count `count` jobs as finished (or never made)."""
+        if count:
+            self.db.update(keys.inflight(space), "ADD #c :n", names={"#c": "count"}, vals={":n": -count})
+
+    def inflight(self, space: str) -> int:
+        item = self.db.get(keys.inflight(space))
+        return int(item["count"]) if item else 0

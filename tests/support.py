@@ -1,0 +1,85 @@
+"""Test helpers: a clock moved by hand, and an HTTP client that goes through the
+same gateway code as `emit dev` (route match, API Gateway v2 event, Lambda handler)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from devserver import gateway
+
+START_MS = 1_790_000_000_000
+
+
+class ManualClock:
+    def __init__(self, start_ms: int = START_MS) -> None:
+        self._ms = start_ms
+        self._lock = threading.Lock()
+
+    def now_ms(self) -> int:
+        return self._ms
+
+    def sleep(self, seconds: float) -> None:
+        self.advance(int(seconds * 1000))
+
+    def advance(self, ms: int) -> None:
+        with self._lock:
+            self._ms += ms
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: dict[str, str]
+    body: Any
+
+    def __repr__(self) -> str:
+        return f"Answer({self.status}, {self.body!r})"
+
+
+class Api:
+    def __init__(self, token: str | None) -> None:
+        self.token = token
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        token: str | bool | None = True,
+        query: dict[str, Any] | None = None,
+        raw: bytes | None = None,
+    ) -> Answer:
+        headers = {"content-type": "application/json", "user-agent": "tests"}
+        bearer = self.token if token is True else token
+        if bearer:
+            headers["authorization"] = f"Bearer {bearer}"
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else b"")
+        matched = gateway.match(method, path)
+        if not isinstance(matched, gateway.Matched):
+            return Answer(404 if matched is None else 405, {}, None)
+        event = gateway.event(
+            matched, method=method, path=path, query=urlencode(query or {}), headers=headers, body=data
+        )
+        answer = gateway.invoke(matched, event)
+        text = gateway.response_body(answer)
+        return Answer(answer["statusCode"], answer.get("headers") or {}, json.loads(text) if text else None)
+
+    def get(self, path: str, **kw: Any) -> Answer:
+        return self.request("GET", path, **kw)
+
+    def post(self, path: str, body: Any = None, **kw: Any) -> Answer:
+        return self.request("POST", path, body, **kw)
+
+    def patch(self, path: str, body: Any = None, **kw: Any) -> Answer:
+        return self.request("PATCH", path, body, **kw)
+
+    def delete(self, path: str, **kw: Any) -> Answer:
+        return self.request("DELETE", path, **kw)
+
+    def as_token(self, token: str | None) -> Api:
+        return Api(token)
