@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 
 from shared.auth import Caller
 from shared.errors import EmitError, InvalidArgument, ResourceExhausted
@@ -25,8 +27,42 @@ from shared.schema import SPACE_PATTERN
 _SPACE = re.compile(SPACE_PATTERN)
 
 
-def make_app() -> APIGatewayHttpResolver:
-    app = APIGatewayHttpResolver()
+class HttpApp(APIGatewayHttpResolver):
+    """Powertools' HTTP API resolver, holding the current request per thread.
+
+    Powertools keeps the current event on a class attribute shared by every resolver in
+    the process. That is safe on Lambda, where an environment serves one request at a
+    time, but `emit dev` serves concurrent requests (long polls among them) from threads
+    of one process; a per-thread event keeps them apart.
+    """
+
+    _requests = threading.local()
+
+    @property  # type: ignore[override]
+    def current_event(self) -> APIGatewayProxyEventV2:
+        event: APIGatewayProxyEventV2 = self._requests.event
+        return event
+
+    @current_event.setter
+    def current_event(self, value: APIGatewayProxyEventV2) -> None:
+        self._requests.event = value
+
+    @property  # type: ignore[override]
+    def lambda_context(self) -> Any:
+        return self._requests.context
+
+    @lambda_context.setter
+    def lambda_context(self, value: Any) -> None:
+        self._requests.context = value
+
+    def resolve(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        self.current_event = APIGatewayProxyEventV2(event, self._json_body_deserializer)
+        self.lambda_context = context
+        return super().resolve(event, context)
+
+
+def make_app() -> HttpApp:
+    app = HttpApp()
 
     @app.exception_handler(EmitError)
     def _emit_error(error: EmitError) -> Response:

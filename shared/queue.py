@@ -89,10 +89,13 @@ class Queue:
                 first_with_key[request.key] = record.job.id
             records.append((i, record))
         if not self.spaces.reserve(space, len(records), cap):
-            raise ResourceExhausted(
-                f"space {space} has maxInFlight {cap} unfinished jobs; try again later",
-                retry_after_ms=ROOM_RETRY_MS,
-            )
+            # A full space still answers a repeat of a keyed create with its job: it adds nothing.
+            records = self._without_held_keys(space, records, outcomes, settings, now)
+            if records and not self.spaces.reserve(space, len(records), cap):
+                raise ResourceExhausted(
+                    f"space {space} has its maxInFlight of {cap} unfinished jobs; try again later",
+                    retry_after_ms=ROOM_RETRY_MS,
+                )
         inserted = self.jobs.insert(
             space, [r for _, r in records], key_released=lambda item: self._key_released(item, settings, now)
         )
@@ -101,6 +104,25 @@ class Queue:
         for (i, _), outcome in zip(records, inserted, strict=True):
             outcomes[i] = outcome
         return [o for o in outcomes if o is not None]
+
+    def _without_held_keys(
+        self,
+        space: str,
+        records: list[tuple[int, NewRecord]],
+        outcomes: list[Inserted | None],
+        settings: Settings,
+        now: int,
+    ) -> list[tuple[int, NewRecord]]:
+        """Answer DUPLICATE for records whose key an existing job holds; the rest remain."""
+        remaining = []
+        for i, record in records:
+            key = record.job.key
+            holder = self.jobs.key_holder(space, key) if key is not None else None
+            if holder is not None and not self._key_released(holder, settings, now):
+                outcomes[i] = Inserted(holder["sk"], False)
+            else:
+                remaining.append((i, record))
+        return remaining
 
     def _new_record(self, space: str, request: NewJob, settings: Settings, now: int, at: str) -> NewRecord:
         run_at = request.runAtMs if request.runAtMs is not None else now + (request.delayMs or 0)

@@ -72,40 +72,42 @@ class JobStore:
     ) -> Inserted:
         job = record.job
         assert job.key is not None
-        key_item = keys.idempotency_key(space, job.key) | {"jobId": job.id}
-        condition = "attribute_not_exists(pk)"
-        vals: dict[str, Any] = {}
-        for _ in range(5):
+        key = keys.idempotency_key(space, job.key)
+        taken_from: str | None = None
+        for _ in range(8):
+            # Take a free key, or, once its holder has let it go, take it from that holder
+            # only: of two creates racing for a released key, one wins and one sees it.
+            put_key: dict[str, Any] = {
+                "Item": serialize(key | {"jobId": job.id}),
+                "ConditionExpression": "attribute_not_exists(pk)" if taken_from is None else "jobId = :held",
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+            if taken_from is not None:
+                put_key["ExpressionAttributeValues"] = values({":held": taken_from})
             try:
-                self.db.transact(
-                    [
-                        {
-                            "Put": {
-                                "Item": serialize(key_item),
-                                "ConditionExpression": condition,
-                                **_vals(vals),
-                            }
-                        },
-                        {"Put": {"Item": serialize(_item(record))}},
-                    ]
-                )
+                self.db.transact([{"Put": put_key}, {"Put": {"Item": serialize(_item(record))}}])
                 return Inserted(job.id, True)
             except TransactionConflict as conflict:
-                holder = conflict.reasons[0]["item"] if conflict.reasons else None
-                if holder is None:
-                    continue  # the key went away between the two reads: try the fresh put again
-                held_by = holder["jobId"]
-                if not key_released(self.db.get(keys.job(space, held_by))):
-                    return Inserted(held_by, False)
-                # The holder finished beyond the key window (or is gone): take the key over,
-                # but only from that holder, so a racing create that took it first wins.
-                condition, vals = "jobId = :held", {":held": held_by}
-                for reason in conflict.reasons:
-                    if reason["code"] not in (None, "None", "ConditionalCheckFailed"):
-                        raise RuntimeError(f"job insert conflict: {reason['code']}") from None
-        raise RuntimeError(f"the key of job {job.id} is contended; try again")
+                codes = {r["code"] for r in conflict.reasons}
+                if codes - {None, "None", "ConditionalCheckFailed", "TransactionConflict"}:
+                    raise RuntimeError(f"job insert refused: {sorted(map(str, codes))}") from None
+                if "ConditionalCheckFailed" not in codes:
+                    continue  # another transaction touched the key at the same time: try again
+                holder = conflict.reasons[0]["item"] or self.db.get(key)
+            if holder is None:
+                taken_from = None
+                continue
+            if not key_released(self.db.get(keys.job(space, holder["jobId"]))):
+                return Inserted(holder["jobId"], False)
+            taken_from = holder["jobId"]
+        raise RuntimeError(f"the key of job {job.id} stayed contended; try again")
 
     # -- read -----------------------------------------------------------------
+
+    def key_holder(self, space: str, key: str) -> Item | None:
+        """The job item holding `key`, if any (released or not: the caller decides)."""
+        held = self.db.get(keys.idempotency_key(space, key))
+        return self.db.get(keys.job(space, held["jobId"])) if held else None
 
     def get_item(self, space: str, job_id: str) -> Item | None:
         return self.db.get(keys.job(space, job_id))
@@ -290,10 +292,6 @@ def pack_value(space: str, job_id: str, name: str, raw: bytes) -> Packed:
 
 def _item(record: NewRecord) -> Item:
     return job_item(record.job, record.payload.attributes | {"payloadBytes": record.payload.size})
-
-
-def _vals(vals: dict[str, Any]) -> dict[str, Any]:
-    return {"ExpressionAttributeValues": values(vals)} if vals else {}
 
 
 def _json(raw: bytes | None) -> Any:

@@ -1,0 +1,150 @@
+"""The state machine on its own: each transition's target, changes and guard."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared import machine
+from shared.machine import Backoff, Job, JobStatus, Retention
+
+RETENTION = Retention(completed_ms=1_000, failed_ms=5_000)
+
+
+def running(**overrides: object) -> Job:
+    fields: dict = {
+        "id": "01J0000000000000000000000A",
+        "space": "s",
+        "name": "n",
+        "status": JobStatus.RUNNING,
+        "attempt": 2,
+        "failures": 1,
+        "max_attempts": 4,
+        "timeout_ms": 60_000,
+        "backoff": Backoff("exponential", 1_000, 3_600_000, False),
+        "created_at_ms": 0,
+        "run_at_ms": 0,
+        "lease_until_ms": 90_000,
+    }
+    fields.update(overrides)
+    return Job(**fields)
+
+
+@pytest.mark.parametrize(
+    ("kind", "failures", "expected"),
+    [
+        ("exponential", 1, 1_000),
+        ("exponential", 2, 2_000),
+        ("exponential", 5, 16_000),
+        ("exponential", 40, 3_600_000),  # capped at the ceiling
+        ("linear", 1, 1_000),
+        ("linear", 3, 3_000),
+        ("constant", 7, 1_000),
+    ],
+)
+def test_backoff_grows_by_kind_up_to_the_ceiling(kind: str, failures: int, expected: int) -> None:
+    assert Backoff(kind, 1_000, 3_600_000, False).wait_ms(failures, rand=0.99) == expected  # type: ignore[arg-type]
+
+
+def test_jitter_draws_from_the_upper_half_of_the_wait() -> None:
+    backoff = Backoff("exponential", 1_000, 3_600_000, True)
+    assert backoff.wait_ms(3, rand=0.0) == 2_000
+    assert backoff.wait_ms(3, rand=0.5) == 3_000
+    assert backoff.wait_ms(3, rand=0.999999) == 3_999
+
+
+def test_claim_takes_a_ready_pending_job_out_of_the_ready_set() -> None:
+    t = machine.claim(attempt_before=2, now_ms=100, lease_ms=30_000)
+    assert t.to == JobStatus.RUNNING
+    assert t.changes == {"attempt": 3, "lease_until_ms": 30_100, "ready_at_ms": None}
+    assert t.guard.statuses == {JobStatus.PENDING} and t.guard.attempt == 2 and t.guard.ready_by_ms == 100
+    assert t.ready_index == "leave"
+
+
+def test_fail_with_attempts_left_waits_the_backoff_and_goes_back_to_pending() -> None:
+    t = machine.fail(
+        running(),
+        now_ms=1_000,
+        error="boom",
+        unrecoverable=False,
+        retry_after_ms=None,
+        rand=0.5,
+        retention=RETENTION,
+    )
+    assert t.to == JobStatus.PENDING
+    assert t.changes["failures"] == 2 and t.changes["ready_at_ms"] == 1_000 + 2_000
+    assert t.ready_index == "enter"
+    assert t.guard.statuses == {JobStatus.RUNNING} and t.guard.attempt == 2
+
+
+def test_fail_with_retry_after_uses_that_wait_instead_of_the_policy() -> None:
+    t = machine.fail(
+        running(),
+        now_ms=1_000,
+        error="x",
+        unrecoverable=False,
+        retry_after_ms=30_000,
+        rand=0.5,
+        retention=RETENTION,
+    )
+    assert t.changes["ready_at_ms"] == 31_000
+
+
+def test_fail_out_of_attempts_is_final_and_kept_for_the_failed_retention() -> None:
+    t = machine.fail(
+        running(failures=3),
+        now_ms=1_000,
+        error="x",
+        unrecoverable=False,
+        retry_after_ms=None,
+        rand=0.5,
+        retention=RETENTION,
+    )
+    assert t.to == JobStatus.FAILED
+    assert t.changes["purge_at_ms"] == 6_000 and t.changes["finished_at_ms"] == 1_000
+    assert t.ready_index == "keep"
+
+
+def test_unrecoverable_fails_for_good_whatever_attempts_are_left() -> None:
+    t = machine.fail(
+        running(failures=0),
+        now_ms=1,
+        error="x",
+        unrecoverable=True,
+        retry_after_ms=None,
+        rand=0,
+        retention=RETENTION,
+    )
+    assert t.to == JobStatus.FAILED
+
+
+def test_release_does_not_count_the_attempt() -> None:
+    t = machine.release(attempt=2, now_ms=50)
+    assert t.to == JobStatus.PENDING and "failures" not in t.changes
+    assert t.changes["ready_at_ms"] == 50 and t.ready_index == "enter"
+
+
+def test_touch_never_shortens_a_lease() -> None:
+    t = machine.touch(attempt=2, now_ms=10, lease_ms=1_000)
+    assert t.guard.lease_at_most_ms == 1_010 and t.changes == {"lease_until_ms": 1_010}
+
+
+def test_complete_is_final_with_the_completed_retention() -> None:
+    t = machine.complete(attempt=2, now_ms=10, retention=RETENTION)
+    assert t.to == JobStatus.COMPLETED and t.changes["purge_at_ms"] == 1_010
+
+
+@pytest.mark.parametrize("status", sorted(machine.FINAL))
+def test_no_transition_applies_to_a_finished_job(status: JobStatus) -> None:
+    transitions = [
+        machine.claim(attempt_before=1, now_ms=0, lease_ms=1),
+        machine.touch(attempt=1, now_ms=0, lease_ms=1),
+        machine.complete(attempt=1, now_ms=0, retention=RETENTION),
+        machine.release(attempt=1, now_ms=0),
+        machine.cancel(now_ms=0, retention=RETENTION),
+        machine.keep(attempt=1),
+    ]
+    assert all(status not in t.guard.statuses for t in transitions)
+
+
+def test_cancel_applies_to_anything_unfinished() -> None:
+    assert machine.cancel(now_ms=0, retention=RETENTION).guard.statuses == machine.UNFINISHED
