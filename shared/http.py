@@ -11,7 +11,7 @@ import json
 import math
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
@@ -47,7 +47,7 @@ class HttpApp(APIGatewayHttpResolver):
     def current_event(self, value: APIGatewayProxyEventV2) -> None:
         self._requests.event = value
 
-    @property  # type: ignore[override]
+    @property
     def lambda_context(self) -> Any:
         return self._requests.context
 
@@ -55,8 +55,8 @@ class HttpApp(APIGatewayHttpResolver):
     def lambda_context(self, value: Any) -> None:
         self._requests.context = value
 
-    def resolve(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
-        self.current_event = APIGatewayProxyEventV2(event, self._json_body_deserializer)
+    def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        self.current_event = APIGatewayProxyEventV2(dict(event), self._json_body_deserializer)
         self.lambda_context = context
         return super().resolve(event, context)
 

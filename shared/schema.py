@@ -221,6 +221,10 @@ _BY_TYPE = {
 }
 
 
+def _number(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def _message(error: ErrorDetails) -> str:
     kind, ctx = error["type"], error.get("ctx") or {}
     if kind in _BY_TYPE:
@@ -230,9 +234,9 @@ def _message(error: ErrorDetails) -> str:
             return "must be 1-64 of a-z 0-9 - _"
         return _BY_TYPE[kind]
     if kind in ("less_than_equal", "less_than"):
-        return f"must be at most {ctx.get('le', ctx.get('lt'))}"
+        return f"must be at most {_number(ctx.get('le', ctx.get('lt')))}"
     if kind in ("greater_than_equal", "greater_than"):
-        return f"must be at least {ctx.get('ge', ctx.get('gt'))}"
+        return f"must be at least {_number(ctx.get('ge', ctx.get('gt')))}"
     if kind == "string_too_short":
         return f"must be at least {ctx['min_length']} characters"
     if kind == "string_too_long":

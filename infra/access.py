@@ -1,0 +1,148 @@
+"""What each function does to the table and the bucket, and the IAM statements allowing just that.
+
+Each entry lists the DynamoDB and S3 calls its function's code path makes through
+`shared/` (`tests/infra/test_access.py` drives every endpoint under moto, records the
+calls, and checks they match these entries exactly), so a function holds no action it
+never uses. Transactions need no action of their own: each `Put` inside a
+TransactWriteItems is authorized as a PutItem [DynamoDB developer guide,
+"Using IAM with DynamoDB transactions"].
+
+Two conditions on the partition key (`dynamodb:LeadingKeys`) fence the token items, the
+one place a write could grant power: token functions touch nothing but token items, and
+every other function may read a token (to authenticate its caller) but never write one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
+
+from shared.store import keys
+from shared.store.blobs import s3_key
+
+TOKEN_PARTITION = keys.token("-")["pk"]
+"""The partition key of every token item (and of nothing else)."""
+
+READ_ACTIONS = frozenset({"GetItem", "BatchGetItem", "Query"})
+WRITE_ACTIONS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "ConditionCheckItem"})
+
+
+@dataclass(frozen=True)
+class Access:
+    """One function's use of the data: DynamoDB actions (without the `dynamodb:` prefix)
+    on the table and on the ready index, and the S3 values (payload, result, error) it
+    reads and writes."""
+
+    table: frozenset[str]
+    index: frozenset[str] = frozenset()
+    gets: frozenset[str] = frozenset()
+    puts: frozenset[str] = frozenset()
+    tokens_only: bool = False
+    """Every item it touches is a token item."""
+
+    def __post_init__(self) -> None:
+        unknown = (self.table | self.index) - READ_ACTIONS - WRITE_ACTIONS
+        if unknown:
+            raise ValueError(f"not an item-level DynamoDB action: {sorted(unknown)}")
+
+    @property
+    def reads(self) -> frozenset[str]:
+        return self.table & READ_ACTIONS
+
+    @property
+    def writes(self) -> frozenset[str]:
+        return self.table & WRITE_ACTIONS
+
+
+def _set(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+# Every endpoint authenticates its caller first: a GetItem of the token item.
+ACCESS: Mapping[str, Access] = {
+    # Settings and a key holder's job (GetItem), the in-flight count (UpdateItem), jobs
+    # and side items in batches, keyed jobs as a two-Put transaction and new job names
+    # (PutItem); payloads too large for DynamoDB go to S3.
+    "create_jobs": Access(_set("GetItem", "PutItem", "UpdateItem", "BatchWriteItem"), puts=_set("payload")),
+    "list_jobs": Access(_set("GetItem", "Query")),
+    # The job, then its payload and result from side items or S3 (errors are at most
+    # 4 KiB and never reach S3).
+    "get_job": Access(_set("GetItem", "BatchGetItem"), gets=_set("payload", "result")),
+    "list_lines": Access(_set("GetItem", "Query")),
+    "list_events": Access(_set("GetItem", "Query")),
+    # Job names (Query), candidates from the ready index, the lease bucket (PutItem),
+    # one conditional UpdateItem per claim, then the payloads.
+    "claim_jobs": Access(
+        _set("GetItem", "Query", "PutItem", "UpdateItem", "BatchGetItem"),
+        index=_set("Query"),
+        gets=_set("payload"),
+    ),
+    # Settings and the job (GetItem), the transition (UpdateItem), results and error
+    # side items and log-line pages (BatchWriteItem), events (PutItem), large results to S3.
+    "report_jobs": Access(_set("GetItem", "PutItem", "UpdateItem", "BatchWriteItem"), puts=_set("result")),
+    "cancel_jobs": Access(_set("GetItem", "UpdateItem")),
+    "get_space": Access(_set("GetItem", "Query")),
+    "update_space": Access(_set("GetItem", "Query", "UpdateItem")),
+    "create_token": Access(_set("GetItem", "PutItem"), tokens_only=True),
+    "list_tokens": Access(_set("GetItem", "Query"), tokens_only=True),
+    "revoke_token": Access(_set("GetItem", "DeleteItem"), tokens_only=True),
+    # The stream handler and the clock add their entries here when they join the stack.
+}
+
+
+def _actions(names: frozenset[str]) -> list[str]:
+    return [f"dynamodb:{name}" for name in sorted(names)]
+
+
+def statements(
+    access: Access, *, table_arn: str, index_arn: str, bucket: s3.IBucket
+) -> list[iam.PolicyStatement]:
+    """The IAM statements that allow `access` and nothing more."""
+    out: list[iam.PolicyStatement] = []
+    if access.tokens_only:
+        out.append(
+            iam.PolicyStatement(
+                sid="TokenItemsOnly",
+                actions=_actions(access.table),
+                resources=[table_arn],
+                conditions={"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": [TOKEN_PARTITION]}},
+            )
+        )
+    else:
+        if access.reads:
+            out.append(
+                iam.PolicyStatement(sid="ReadItems", actions=_actions(access.reads), resources=[table_arn])
+            )
+        if access.writes:
+            out.append(
+                iam.PolicyStatement(
+                    sid="WriteItemsButTokens",
+                    actions=_actions(access.writes),
+                    resources=[table_arn],
+                    conditions={"ForAllValues:StringNotEquals": {"dynamodb:LeadingKeys": [TOKEN_PARTITION]}},
+                )
+            )
+    if access.index:
+        out.append(
+            iam.PolicyStatement(sid="ReadyIndex", actions=_actions(access.index), resources=[index_arn])
+        )
+    if access.gets:
+        out.append(
+            iam.PolicyStatement(
+                sid="ReadValues",
+                actions=["s3:GetObject"],
+                resources=[bucket.arn_for_objects(s3_key("*", "*", name)) for name in sorted(access.gets)],
+            )
+        )
+    if access.puts:
+        out.append(
+            iam.PolicyStatement(
+                sid="WriteValues",
+                actions=["s3:PutObject"],
+                resources=[bucket.arn_for_objects(s3_key("*", "*", name)) for name in sorted(access.puts)],
+            )
+        )
+    return out

@@ -1,0 +1,104 @@
+"""The deployment's numbers and names, in one place, each with the reason it is what it is.
+
+Plain Python only (no CDK imports): `first_token` reads the output names without
+starting jsii. Sources marked [n.n] are sections of the team's AWS constraints notes,
+quoted in `infra/README-deploy.md`.
+"""
+
+from __future__ import annotations
+
+from shared import limits
+
+SERVICE = "emit"
+"""POWERTOOLS_SERVICE_NAME: the `service` key of every log line, metric and trace."""
+METRICS_NAMESPACE = "Emit"
+"""POWERTOOLS_METRICS_NAMESPACE: where JobsCreated, JobsClaimed and friends appear in CloudWatch."""
+
+DEFAULT_STACK_NAME = "Emit"
+
+# -- context flags (`cdk deploy -c name=value`) -------------------------------------------
+
+STACK_NAME_CONTEXT = "stackName"
+"""Deploy a second copy beside the first (a staging or a throwaway stack)."""
+THROWAWAY_CONTEXT = "throwaway"
+"""`-c throwaway=true`: no deletion protection, and `cdk destroy` deletes the data with the stack."""
+ALARM_EMAIL_CONTEXT = "alarmEmail"
+"""`-c alarmEmail=ops@example.com` subscribes an address to the alarm topic."""
+
+# -- stack outputs (stable keys: `first_token` and operators read them) --------------------
+
+API_URL_OUTPUT = "ApiUrl"
+TABLE_NAME_OUTPUT = "TableName"
+BUCKET_NAME_OUTPUT = "BucketName"
+ALARM_TOPIC_OUTPUT = "AlarmTopicArn"
+DASHBOARD_OUTPUT = "DashboardName"
+
+# -- API ----------------------------------------------------------------------------------
+
+INTEGRATION_TIMEOUT_S = 30
+"""An HTTP API waits at most 30 s for its integration, and that cannot be raised [1.1]."""
+MAX_CLAIM_WAIT_MS = 25_000
+"""EMIT_MAX_WAIT_MS: a long poll gives up waiting after 25 s, so with its last poll, the
+reads of the jobs it won and the answer it still finishes inside the claim function's
+29 s timeout, which itself ends before the gateway's 30 s. The contract allows 60 s."""
+POLL_MS = 250
+"""EMIT_POLL_MS: a waiting claim looks for work four times a second: a job created while
+a worker waits is handed out within about a quarter second, for about 4 reads a second
+per waiting worker."""
+SETTINGS_CACHE_MS = 2_000
+"""EMIT_SETTINGS_CACHE_MS: a warm function reads a space's settings at most every 2 s; a
+PATCH takes effect everywhere within that."""
+
+# -- logs ---------------------------------------------------------------------------------
+
+LOG_RETENTION_DAYS = 30
+"""Function and access logs: long enough to investigate last month's incident, short
+enough that storage stays cents."""
+
+# -- data ---------------------------------------------------------------------------------
+
+BLOB_EXPIRY_DAYS = (limits.MAX_DELAY_MS + limits.YEAR_MS + limits.YEAR_MS) // limits.DAY_MS + 30
+"""Large payloads, results and errors live in S3 at most this long (1,125 days): a job may
+wait a year to run (MAX_DELAY_MS), a year unclaimed (`unclaimedMs` ≤ 1 year) and a year
+in retention (`*RetentionMs` ≤ 1 year), plus a month's margin. The job item's TTL ends a
+job's life; this rule is the backstop for objects nothing else removed."""
+INCOMPLETE_UPLOAD_DAYS = 1
+"""The functions upload each object in one PUT; a stray multipart upload is garbage after a day."""
+
+# -- alarms -------------------------------------------------------------------------------
+
+ALARM_PERIOD_S = 300
+"""Alarms look at 5-minute sums: one bad minute is a page, not five."""
+API_5XX_THRESHOLD = 5
+"""5xx answers per 5 minutes before the API alarm fires: a lone 500 is logged, a run is an incident."""
+FUNCTION_ERRORS_THRESHOLD = 1
+"""Handlers turn every exception into an HTTP answer, so any Lambda error (a crash, a
+timeout, out of memory) is unexpected."""
+FUNCTION_THROTTLES_THRESHOLD = 1
+"""A throttled invocation is a request the service refused: the account's concurrency is exhausted."""
+DEAD_LETTER_THRESHOLD = 1
+"""Any message in a dead-letter queue is a record or a tick the service gave up on."""
+ITERATOR_AGE_THRESHOLD_MS = 60_000
+"""Stream records older than a minute mean the stream handler is falling behind
+(stream records live 24 h [4.1])."""
+
+# -- triggers (used when the stream handler and the clock join the stack) ------------------
+
+STREAM_BATCH_SIZE = 100
+"""Records per invocation: the event source mapping's default [4.3]; a batch of 100 job
+changes is a few hundred milliseconds of work."""
+STREAM_BATCHING_WINDOW_S = 0
+"""No batching delay: a finished job's callback should not wait for company."""
+STREAM_RETRY_ATTEMPTS = 5
+"""Bounded retries [4.3]: the default (-1, forever) lets one poison record block its shard
+for 24 h; after five tries (bisected) the record's metadata goes to the dead-letter queue."""
+STREAM_MAX_RECORD_AGE_S = 3_600
+"""A record older than an hour is sent to the dead-letter queue instead of being retried."""
+CLOCK_RATE_MINUTES = 1
+"""EventBridge Scheduler fires at most once a minute [5.1, 5.2]."""
+CLOCK_RETRY_ATTEMPTS = 2
+"""A missed tick is covered by the next one a minute later; retry briefly, then dead-letter."""
+CLOCK_MAX_EVENT_AGE_S = 120
+"""A tick older than two minutes is superseded by newer ticks [5.7]."""
+DEAD_LETTER_RETENTION_DAYS = 14
+"""SQS's maximum: two weeks to notice the alarm and replay or inspect what failed."""
