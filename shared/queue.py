@@ -25,8 +25,8 @@ from shared.machine import release as release_transition
 from shared.machine import touch as touch_transition
 from shared.schema import NewJob, Report, dump_json, parse
 from shared.spaces import Settings, SpaceSettings
-from shared.store.blobs import Packed, cleared, pack
-from shared.store.codec import UpdateBuilder
+from shared.store.blobs import ITEM_BUDGET, Packed, cleared, pack
+from shared.store.codec import UpdateBuilder, approximate_size, job_item
 from shared.store.dynamo import ConditionFailed, Item
 from shared.store.jobs import Inserted, JobStore, NewRecord
 from shared.store.journal import Journal
@@ -154,7 +154,8 @@ class Queue:
             key=request.key,
             callback=Callback(request.callback.url, request.callback.headers) if request.callback else None,
         )
-        return NewRecord(job, pack(space, job.id, "payload", raw))
+        room = ITEM_BUDGET - approximate_size(job_item(job, {"payloadBytes": len(raw)}))
+        return NewRecord(job, pack(space, job.id, "payload", raw, room=room))
 
     def _key_released(self, holder: Item | None, settings: Settings, now: int) -> bool:
         """A key is held while its job is unfinished, and for the key window after."""

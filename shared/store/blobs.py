@@ -5,8 +5,8 @@ larger of the item before and after, per started KB: so the item must stay small
 
 | stored JSON | where | why |
 | --- | --- | --- |
-| up to 256 bytes | text in the job item | compressing small JSON gains nothing |
-| compressed to 512 bytes or less | zlib bytes in the job item | a typical 1 KB payload stays under 1 KB |
+| fits the room left in the job item, as text | text in the job item | compressing small JSON gains nothing |
+| fits that room compressed | zlib bytes in the job item | a typical 1 KB payload stays under 1 KB |
 | compressed to 350 KB or less | a side item `B#{space}#{id}` | written once, read once at claim |
 | larger (up to the 4 MiB contract) | an S3 object | beyond DynamoDB's 400 KB item |
 """
@@ -23,8 +23,11 @@ from shared.store.dynamo import Dynamo, Item
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
-INLINE_TEXT_MAX = 256
-INLINE_PACKED_MAX = 512
+ITEM_BUDGET = 1024 - 240
+"""A payload may fill the job item up to this; the rest is kept for what transitions add
+(lease and finish times, retention, progress, a small result)."""
+RESULT_ROOM = 128
+"""A result or an error kept in the job item is at most this (compressed); beyond, a side item."""
 SIDE_ITEM_MAX = 350_000
 
 
@@ -43,12 +46,13 @@ def s3_key(space: str, job_id: str, name: str) -> str:
     return f"{space}/{job_id}/{name}"
 
 
-def pack(space: str, job_id: str, name: str, raw: bytes) -> Packed:
-    """Choose the cheapest home for `raw` (UTF-8 JSON or text) under attribute `name`."""
-    if len(raw) <= INLINE_TEXT_MAX:
+def pack(space: str, job_id: str, name: str, raw: bytes, *, room: int = RESULT_ROOM) -> Packed:
+    """Choose the cheapest home for `raw` (UTF-8 JSON or text) under attribute `name`,
+    given `room` bytes left in the job item."""
+    if len(raw) <= room:
         return Packed({name: raw.decode()}, len(raw))
     packed = zlib.compress(raw, 6)
-    if len(packed) <= INLINE_PACKED_MAX:
+    if len(packed) <= room:
         return Packed({f"{name}Z": packed}, len(raw))
     if len(packed) <= SIDE_ITEM_MAX:
         side = keys.blob(space, job_id, name) | {"data": packed}
@@ -96,7 +100,15 @@ class Blobs:
             elif ref == "s3":
                 out[i] = self._s3_get(s3_key(space, item["sk"], name))
         if side:
-            found = self.db.batch_get([keys.blob(space, job_id, name) for job_id, name in side])
+            # Side items never change once written, and are written before the job that
+            # points at them: an eventually consistent read (half the price) almost always
+            # finds them, and a strong read fetches the few it missed.
+            wanted_keys = [keys.blob(space, job_id, name) for job_id, name in side]
+            found = self.db.batch_get(wanted_keys, consistent=False)
+            seen = {(row["pk"], row["sk"]) for row in found}
+            missed = [k for k in wanted_keys if (k["pk"], k["sk"]) not in seen]
+            if missed:
+                found += self.db.batch_get(missed, consistent=True)
             for row in found:
                 job_id = row["pk"].rsplit("#", 1)[1]
                 out[side[(job_id, row["sk"])]] = zlib.decompress(row["data"])

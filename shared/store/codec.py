@@ -90,6 +90,22 @@ def job_from_item(
     )
 
 
+def approximate_size(value: Any) -> int:
+    """Bytes an item (or attribute value) takes under DynamoDB's sizing, closely enough to
+    budget the job item: names and strings by UTF-8 length, numbers by digits."""
+    if isinstance(value, dict):
+        return 3 + sum(len(k.encode()) + approximate_size(v) + 1 for k, v in value.items())
+    if isinstance(value, list):
+        return 3 + sum(approximate_size(v) + 1 for v in value)
+    if isinstance(value, str):
+        return len(value.encode())
+    if isinstance(value, bytes):
+        return len(value)
+    if isinstance(value, bool) or value is None:
+        return 1
+    return len(str(value)) // 2 + 2
+
+
 def decode_json(raw: bytes | None) -> Any:
     return None if raw is None else json.loads(raw)
 

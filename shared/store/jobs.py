@@ -13,7 +13,7 @@ from typing import Any
 
 from shared.machine import Job, JobStatus, Transition
 from shared.machine import claim as claim_transition
-from shared.store import blobs, keys
+from shared.store import keys
 from shared.store.blobs import Blobs, Packed
 from shared.store.codec import UpdateBuilder, job_from_item, job_item, transition_update
 from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize, values
@@ -188,7 +188,7 @@ class JobStore:
         """Pending jobs ready by now, oldest first, from the ready index (eventually consistent)."""
         found: list[Item] = []
         # Read past the count: under contention some candidates are taken by other claims.
-        limit = min(count * 2 + 8, 1000)
+        limit = min(count + 8, 1000)
         for name in names:
             for partition in keys.ready_partitions(space, name):
                 rows, _ = self.db.query(
@@ -215,7 +215,7 @@ class JobStore:
         chosen: list[tuple[Item, Transition]] = []
         budget = payload_budget
         for row in self.candidates(space, names, now_ms, count):
-            if len(chosen) >= count * 2:
+            if len(chosen) >= count + 8:
                 break
             size = row.get("payloadBytes", 0)
             if size > budget and chosen:
@@ -284,10 +284,6 @@ class JobStore:
             vals=update.vals,
             returns="ALL_NEW",
         )
-
-
-def pack_value(space: str, job_id: str, name: str, raw: bytes) -> Packed:
-    return blobs.pack(space, job_id, name, raw)
 
 
 def _item(record: NewRecord) -> Item:

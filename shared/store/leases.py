@@ -28,14 +28,20 @@ class LeaseEntry:
 
 
 def encode(entries: list[LeaseEntry]) -> str:
-    return ",".join(f"{e.job_id}.{e.attempt}.{e.lease_until_ms}" for e in entries)
+    """`until=id.attempt,id.attempt;until=...`: claims in one request mostly share a lease end."""
+    groups: dict[int, list[str]] = {}
+    for e in entries:
+        groups.setdefault(e.lease_until_ms, []).append(f"{e.job_id}.{e.attempt}")
+    return ";".join(f"{until}={','.join(jobs)}" for until, jobs in groups.items())
 
 
 def decode(text: str) -> list[LeaseEntry]:
     out = []
-    for part in text.split(","):
-        job_id, attempt, until = part.split(".")
-        out.append(LeaseEntry(job_id, int(attempt), int(until)))
+    for group in text.split(";"):
+        until, jobs = group.split("=")
+        for job in jobs.split(","):
+            job_id, attempt = job.split(".")
+            out.append(LeaseEntry(job_id, int(attempt), int(until)))
     return out
 
 

@@ -1,0 +1,160 @@
+"""`make bench`: what one job's life costs in DynamoDB, per job.
+
+Creates 1,000 jobs with 1 KB JSON payloads in batches of 100, claims them 100 at a
+time, and completes them in reports of 100, through the same domain code the Lambda
+handlers call, on an in-memory DynamoDB. Every request is costed by `bench.capacity`
+from the sizes of the items it writes and reads, under DynamoDB's published rules
+(moto's own ConsumedCapacity figures are not DynamoDB's).
+
+The last line is `per job: <W> write units, <R> read units, <C> calls`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import random
+from typing import Any
+
+import boto3
+from moto import mock_aws
+
+from bench.capacity import CapacityMeter, Usage
+from devserver.wiring import BUCKET, REGION, TABLE, ensure_table, local_environment
+from shared.clock import SystemClock
+from shared.runtime import Runtime
+from shared.schema import NewJob
+
+SPACE = "bench"
+TARGET_WRITE_UNITS = 6
+TARGET_READ_UNITS = 1
+
+
+def order_payload(rng: random.Random, size: int = 1_000) -> dict[str, Any]:
+    """A realistic 1 KB job payload: an order with a customer and line items."""
+    items = [
+        {
+            "sku": f"SKU-{rng.randint(10_000, 99_999)}",
+            "name": rng.choice(["Brass gear", "Punch card", "Steam valve", "Copper wire", "Walnut case"]),
+            "qty": rng.randint(1, 9),
+            "unitCents": rng.randint(100, 9_999),
+        }
+        for _ in range(8)
+    ]
+    payload: dict[str, Any] = {
+        "orderId": f"ord_{rng.randint(1_000_000, 9_999_999)}",
+        "customer": {
+            "id": f"cus_{rng.randint(10_000, 99_999)}",
+            "name": rng.choice(["Ada Lovelace", "Charles Babbage", "Mary Somerville", "Grace Hopper"]),
+            "email": f"user{rng.randint(1, 99_999)}@example.com",
+            "address": {"line1": f"{rng.randint(1, 200)} Analytical Row", "city": "London", "country": "GB"},
+        },
+        "currency": "GBP",
+        "items": items,
+        "note": "",
+    }
+    payload["note"] = "x" * max(0, size - len(json.dumps(payload, separators=(",", ":"))))
+    return payload
+
+
+def random_payload(rng: random.Random, size: int = 1_000) -> dict[str, Any]:
+    """1 KB of random base64, which compresses poorly: the worst case for the job item."""
+    return {"blob": base64.b64encode(rng.randbytes(size * 3 // 4 - 9)).decode()}
+
+
+def run(*, jobs: int, batch: int, payload: Any) -> dict[str, Usage]:
+    local_environment()
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name=REGION)
+        ensure_table(client)
+        s3 = boto3.client("s3", region_name=REGION)
+        s3.create_bucket(Bucket=BUCKET)
+        rt = Runtime(clock=SystemClock(), dynamodb=client, s3=s3, table=TABLE, bucket=BUCKET)
+        rng = random.Random(7)
+        meter = CapacityMeter(client)
+        meter.attach()
+        phases: dict[str, Usage] = {}
+
+        meter.reset()
+        for _ in range(jobs // batch):
+            new = [NewJob(name="charge-invoice", payload=payload(rng)) for _ in range(batch)]
+            rt.queue.create(SPACE, new, batch=True)
+        phases["create"] = meter.usage
+
+        meter.reset()
+        held: list[dict[str, Any]] = []
+        while len(held) < jobs:
+            got = rt.queue.claim(SPACE, count=batch, names=["charge-invoice"], wait_ms=0, lease_ms=None)
+            if not got:
+                raise RuntimeError(f"claimed only {len(held)} of {jobs} jobs")
+            held += got
+        phases["claim"] = meter.usage
+
+        meter.reset()
+        for start in range(0, jobs, batch):
+            reports = [
+                {"id": j["id"], "attempt": j["attempt"], "complete": {"result": {"chargeId": f"ch_{i}"}}}
+                for i, j in enumerate(held[start : start + batch])
+            ]
+            outcomes = rt.queue.report(SPACE, reports)
+            if any(o.get("status") != "COMPLETED" for o in outcomes):
+                raise RuntimeError(f"a report was refused: {outcomes}")
+        phases["complete"] = meter.usage
+        meter.detach()
+        return phases
+
+
+def total(phases: dict[str, Usage]) -> Usage:
+    out = Usage()
+    for usage in phases.values():
+        out.write_units += usage.write_units
+        out.read_units += usage.read_units
+        out.calls += usage.calls
+    return out
+
+
+def describe(name: str, phases: dict[str, Usage], jobs: int) -> list[str]:
+    lines = [f"{name}:", f"  {'phase':<10}{'write units':>14}{'read units':>14}{'calls':>10}   (per job)"]
+    for phase, usage in phases.items():
+        w, r, c = usage.write_units / jobs, usage.read_units / jobs, usage.calls / jobs
+        lines.append(f"  {phase:<10}{w:>14.3f}{r:>14.3f}{c:>10.3f}")
+        for op, figures in sorted(usage.by_operation.items()):
+            lines.append(
+                f"    {op:<22}{figures['write_units'] / jobs:>10.3f}"
+                f"{figures['read_units'] / jobs:>14.3f}{figures['calls'] / jobs:>10.3f}"
+            )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--jobs", type=int, default=1_000)
+    parser.add_argument("--batch", type=int, default=100)
+    args = parser.parse_args(argv)
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+
+    worst = run(jobs=args.jobs, batch=args.batch, payload=random_payload)
+    print(
+        "\n".join(describe("random 1 KB payloads, which compress poorly (the worst case)", worst, args.jobs))
+    )
+    w = total(worst)
+    worst_w, worst_r = w.write_units / args.jobs, w.read_units / args.jobs
+    print(f"  total: {worst_w:.3f} write units, {worst_r:.3f} read units\n")
+
+    typical = run(jobs=args.jobs, batch=args.batch, payload=order_payload)
+    print("\n".join(describe("typical 1 KB JSON payloads (an order)", typical, args.jobs)))
+    t = total(typical)
+    per_w, per_r, per_c = t.write_units / args.jobs, t.read_units / args.jobs, t.calls / args.jobs
+    verdict = "meets" if per_w <= TARGET_WRITE_UNITS and per_r <= TARGET_READ_UNITS else "misses"
+    target = f"{TARGET_WRITE_UNITS} write units and {TARGET_READ_UNITS} read unit per job"
+    print(f"  total: {per_w:.3f} write units, {per_r:.3f} read units: {verdict} the target of {target}")
+    print(f"per job: {per_w:.2f} write units, {per_r:.2f} read units, {per_c:.2f} calls")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
