@@ -213,19 +213,19 @@ class Queue:
             if isinstance(p, InvalidArgument):
                 outcomes.append(render.rejection("INVALID", p.message))
                 continue
-            outcome = self._report_one(space, p, settings)
-            if outcome.get("status") in _FINAL_NAMES:
-                finished += 1
+            outcome, finished_job = self._report_one(space, p, settings)
+            finished += finished_job
             outcomes.append(outcome)
         self.spaces.release(space, finished)
         return outcomes
 
-    def _report_one(self, space: str, report: Report, settings: Settings) -> dict[str, Any]:
+    def _report_one(self, space: str, report: Report, settings: Settings) -> tuple[dict[str, Any], bool]:
+        """The report's outcome, and whether it finished the job (for the in-flight count)."""
         now = self.clock.now_ms()
         try:
             transition, stored = self._decide(space, report, settings, now)
         except _Rejected as rejected:
-            return render.rejection(rejected.reason, rejected.message)
+            return render.rejection(rejected.reason, rejected.message), False
         with_event = report.event is not None
         events_full = False
         for _ in range(3):
@@ -241,17 +241,16 @@ class Queue:
                     # The lease already ends later than asked: a lease is never shortened.
                     transition = keep_transition(attempt=report.attempt)
                 else:
-                    return render.rejection(
-                        reason, _REASONS[reason].format(id=report.id, attempt=report.attempt)
-                    )
+                    message = _REASONS[reason].format(id=report.id, attempt=report.attempt)
+                    return render.rejection(reason, message), False
         else:
-            return render.rejection("RACE", _REASONS["RACE"].format(id=report.id))
+            return render.rejection("RACE", _REASONS["RACE"].format(id=report.id)), False
         self._journal(space, report, item, now, with_event=with_event)
+        finished = transition.to.is_final
         if events_full:
-            return render.rejection(
-                "TOO_MANY_EVENTS", _REASONS["TOO_MANY_EVENTS"].format(max=settings.max_events)
-            )
-        return {"status": item["status"]}
+            message = _REASONS["TOO_MANY_EVENTS"].format(max=settings.max_events)
+            return render.rejection("TOO_MANY_EVENTS", message), finished
+        return {"status": item["status"]}, finished
 
     def _decide(
         self, space: str, report: Report, settings: Settings, now: int
@@ -468,8 +467,6 @@ class _Rejected(Exception):
         self.reason = reason
         self.message = message
 
-
-_FINAL_NAMES = frozenset(s.value for s in JobStatus if s.is_final)
 
 _REASONS = {
     "STALE": "job {id}: attempt {attempt} is not the current attempt; stop working on it",

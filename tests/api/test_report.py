@@ -165,6 +165,7 @@ def test_too_many_events_applies_the_rest_of_the_report(api: Api) -> None:
     finished = job(api, held)
     assert finished["status"] == "COMPLETED" and finished["progress"]["percent"] == 90
     assert finished["eventCount"] == 1
+    assert api.get("/v1/spaces/work").body["inFlight"] == 0, "the finished job left the in-flight count"
 
 
 def test_a_result_over_4_mib_fails_the_attempt(api: Api) -> None:
