@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import secrets
 import sys
 from contextlib import ExitStack
@@ -29,10 +30,12 @@ def run(args: argparse.Namespace) -> int:
     from devserver.server import DevServer
 
     with ExitStack() as stack:
-        if not args.dynamodb_endpoint:
-            from moto import mock_aws
+        from moto import mock_aws
 
-            stack.enter_context(mock_aws())
+        # S3 (large payloads) stays in memory either way; with an endpoint, DynamoDB calls
+        # pass through the mock to it.
+        passthrough = [re.escape(args.dynamodb_endpoint.rstrip("/")) + ".*"] if args.dynamodb_endpoint else []
+        stack.enter_context(mock_aws(config={"core": {"passthrough": {"urls": passthrough, "services": []}}}))
         dev_token = os.environ.get("EMIT_DEV_TOKEN") or None
         runtime = build_runtime(dynamodb_endpoint=args.dynamodb_endpoint, dev_token=dev_token)
         install(runtime)

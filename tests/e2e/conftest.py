@@ -1,9 +1,10 @@
-"""A real `emit dev` on 127.0.0.1, started once for the session's end-to-end tests."""
+"""Real `emit dev` processes on 127.0.0.1 for the end-to-end tests."""
 
 from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -21,12 +22,19 @@ class DevServer:
     token: str
     process: subprocess.Popen[str]
 
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
 
-@pytest.fixture(scope="session")
-def dev_server() -> Iterator[DevServer]:
-    env = dict(os.environ, EMIT_DEV_TOKEN=DEV_TOKEN, PYTHONUNBUFFERED="1")
+
+def start_dev(*args: str, token: str = DEV_TOKEN) -> DevServer:
+    """Start `emit dev` on a free port and wait for its ready line."""
+    env = dict(os.environ, EMIT_DEV_TOKEN=token, PYTHONUNBUFFERED="1")
     process = subprocess.Popen(
-        [sys.executable, "-m", "devserver.cli", "--host", "127.0.0.1", "--port", "0"],
+        [sys.executable, "-m", "devserver.cli", "--host", "127.0.0.1", "--port", "0", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -34,7 +42,6 @@ def dev_server() -> Iterator[DevServer]:
     )
     assert process.stdout is not None
     deadline = time.monotonic() + 60
-    url = None
     seen = []
     while time.monotonic() < deadline:
         line = process.stdout.readline()
@@ -43,14 +50,19 @@ def dev_server() -> Iterator[DevServer]:
         seen.append(line)
         found = re.search(r"listening on (http://\S+)", line)
         if found:
-            url = found.group(1)
-            break
-    if url is None:
-        process.kill()
-        pytest.fail("emit dev did not start:\n" + "".join(seen))
-    yield DevServer(url, DEV_TOKEN, process)
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
+            return DevServer(found.group(1), token, process)
+    process.kill()
+    raise AssertionError("emit dev did not start:\n" + "".join(seen))
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def dev_server() -> Iterator[DevServer]:
+    server = start_dev()
+    yield server
+    server.stop()

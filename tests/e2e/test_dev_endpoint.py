@@ -1,0 +1,53 @@
+"""`emit dev --dynamodb-endpoint`: jobs outlive the process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import free_port, start_dev
+
+
+@pytest.fixture
+def dynamodb_endpoint() -> Iterator[str]:
+    """A DynamoDB-compatible endpoint in its own process (moto's standalone server)."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=1)
+            break
+        except httpx.TransportError:
+            time.sleep(0.2)
+    yield url
+    server.terminate()
+    server.wait(timeout=10)
+
+
+def test_jobs_outlive_the_dev_server(dynamodb_endpoint: str) -> None:
+    first = start_dev("--dynamodb-endpoint", dynamodb_endpoint)
+    headers = {"Authorization": f"Bearer {first.token}"}
+    try:
+        created = httpx.post(
+            f"{first.url}/v1/spaces/keep/jobs", json={"name": "n", "payload": 7}, headers=headers
+        )
+        job_id = created.json()["id"]
+    finally:
+        first.stop()
+    second = start_dev("--dynamodb-endpoint", dynamodb_endpoint)
+    try:
+        job = httpx.get(f"{second.url}/v1/spaces/keep/jobs/{job_id}", headers=headers)
+        assert job.status_code == 200 and job.json()["payload"] == 7
+    finally:
+        second.stop()
