@@ -7,6 +7,7 @@ import os
 import re
 import secrets
 import sys
+import warnings
 from contextlib import ExitStack
 
 from devserver.wiring import build_runtime, local_environment
@@ -27,6 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     local_environment()
+    # Metrics are off locally; Powertools still warns when a handler published none.
+    warnings.filterwarnings("ignore", "No application metrics to publish")
+    from devserver.background import Background
     from devserver.server import DevServer
 
     with ExitStack() as stack:
@@ -42,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
         if dev_token is None:
             minted = runtime.tokens.mint(NewToken(scopes=["admin"], name=f"emit dev {secrets.token_hex(2)}"))
             dev_token = str(minted["token"])
+        background = Background(runtime, endpoint=args.dynamodb_endpoint)
+        background.start()
+        stack.callback(background.stop)
         server = DevServer(args.host, args.port, verbose=args.verbose)
         print(f"emit dev: admin token {dev_token}", flush=True)
         print(f"emit dev: listening on http://{args.host}:{server.server_port}", flush=True)

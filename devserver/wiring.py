@@ -25,6 +25,8 @@ LOCAL_ENV = {
     "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
     "POWERTOOLS_TRACE_DISABLED": "true",
     "POWERTOOLS_METRICS_DISABLED": "true",
+    # The clock ticks every second here, so look for never-claimed jobs every 5 s.
+    "EMIT_UNCLAIMED_EVERY_MS": "5000",
 }
 
 
@@ -73,6 +75,7 @@ def build_runtime(
     dev_token: str | None = None,
     queue_config: QueueConfig | None = None,
     settings_cache_ms: int = 0,
+    http: Any = None,
 ) -> Runtime:
     """Clients, table and bucket for local use; call inside an active moto mock unless
     `dynamodb_endpoint` names a real DynamoDB-compatible endpoint."""
@@ -93,4 +96,7 @@ def build_runtime(
         queue_config=queue_config or QueueConfig(max_wait_ms=60_000, poll_ms=50),
         settings_cache_ms=settings_cache_ms,
         dev_token=dev_token,
+        # Locally a callback receiver on 127.0.0.1 is the point; on AWS it is refused.
+        allow_private_callbacks=True,
+        http=http,
     )

@@ -11,6 +11,8 @@ transition that lost a race (another worker, a cancel, a late report) changes no
        │   attempts left  │
        └──── release ─────┘
     pending | running ──cancel──▶ cancelled
+    running, lease ended ──expire──▶ pending (attempts left) or failed      (the clock)
+    pending, never claimed within the window ──unclaimed──▶ failed          (the clock)
 
 `attempt` counts hand-outs and only ever grows, so a report names the attempt it speaks
 for and a worker that lost its hold can never speak for the next one. `failures`
@@ -149,6 +151,8 @@ class Guard:
     """The job must be claimable by then (pending jobs wait for their ready time)."""
     lease_at_most_ms: int | None = None
     """A touch never shortens a lease: the stored lease must not be later than the new one."""
+    lease_ended_by_ms: int | None = None
+    """The lease must have ended by then (it may have been renewed since it was filed)."""
 
 
 @dataclass(frozen=True)
@@ -229,10 +233,11 @@ def fail(
     retry_after_ms: int | None,
     rand: float,
     retention: Retention,
+    guard: Guard | None = None,
 ) -> Transition:
     """An attempt failed: retry after a wait while attempts are left, else fail for good."""
     failures = job.failures + 1
-    guard = Guard(statuses=RUNNING_ONLY, attempt=job.attempt)
+    guard = guard or Guard(statuses=RUNNING_ONLY, attempt=job.attempt)
     if unrecoverable or failures >= job.max_attempts:
         changes = _finish(JobStatus.FAILED, now_ms, retention) | {"failures": failures, "error": error}
         return Transition(name="fail", guard=guard, to=JobStatus.FAILED, changes=changes)
@@ -266,3 +271,43 @@ def cancel(*, now_ms: int, retention: Retention) -> Transition:
         changes=_finish(JobStatus.CANCELLED, now_ms, retention),
         ready_index="leave",
     )
+
+
+LEASE_EXPIRED = "lease expired"
+
+
+def expire(job: Job, *, now_ms: int, rand: float, retention: Retention) -> Transition:
+    """The lease ran out without a report: the attempt counts as failed."""
+    guard = Guard(statuses=RUNNING_ONLY, attempt=job.attempt, lease_ended_by_ms=now_ms)
+    transition = fail(
+        job,
+        now_ms=now_ms,
+        error=LEASE_EXPIRED,
+        unrecoverable=False,
+        retry_after_ms=None,
+        rand=rand,
+        retention=retention,
+        guard=guard,
+    )
+    return Transition("expire", guard, transition.to, transition.changes, transition.ready_index)
+
+
+def unclaimed(*, now_ms: int, window_ms: int, retention: Retention) -> Transition:
+    """Nobody claimed the job within the window after it could first be claimed: it fails
+    for good, which catches a typo in a job name or a retired service."""
+    return Transition(
+        name="unclaimed",
+        guard=Guard(statuses=frozenset({JobStatus.PENDING}), attempt=0, ready_by_ms=now_ms - window_ms),
+        to=JobStatus.FAILED,
+        changes=_finish(JobStatus.FAILED, now_ms, retention)
+        | {"error": f"not claimed within {duration(window_ms)}"},
+        ready_index="leave",
+    )
+
+
+def duration(ms: int) -> str:
+    """7d, 12h, 90m, 45s: the largest unit that divides the window exactly."""
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000)):
+        if ms % size == 0:
+            return f"{ms // size}{unit}"
+    return f"{ms}ms"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared import limits, render
+from shared.callbacks import TargetPolicy
 from shared.clock import Clock
 from shared.errors import InvalidArgument, NotFound, ResourceExhausted
 from shared.ids import IdGenerator, is_ulid
@@ -25,8 +26,9 @@ from shared.machine import release as release_transition
 from shared.machine import touch as touch_transition
 from shared.schema import NewJob, Report, dump_json, parse
 from shared.spaces import Settings, SpaceSettings
-from shared.store.blobs import ITEM_BUDGET, Packed, cleared, pack
+from shared.store.blobs import ITEM_BUDGET, pack, replacing
 from shared.store.codec import UpdateBuilder, approximate_size, job_item
+from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import ConditionFailed, Item
 from shared.store.jobs import Inserted, JobStore, NewRecord
 from shared.store.journal import Journal
@@ -53,6 +55,8 @@ class Queue:
         spaces: SpaceStore,
         settings: SpaceSettings,
         journal: Journal,
+        deliveries: DeliveryStore,
+        targets: TargetPolicy,
         config: QueueConfig,
         rand: Callable[[], float] = random.random,
     ) -> None:
@@ -61,6 +65,8 @@ class Queue:
         self.spaces = spaces
         self.settings = settings
         self.journal = journal
+        self.deliveries = deliveries
+        self.targets = targets
         self.config = config
         self.rand = rand
         self._ids = IdGenerator()
@@ -128,6 +134,8 @@ class Queue:
         run_at = request.runAtMs if request.runAtMs is not None else now + (request.delayMs or 0)
         if run_at > now + limits.MAX_DELAY_MS:
             raise InvalidArgument(f"{at}runAtMs: must be at most a year ahead ({now + limits.MAX_DELAY_MS})")
+        if request.callback is not None:
+            self.targets.check_url(request.callback.url, at=f"{at}callback.url")
         raw = dump_json(request.payload)
         if len(raw) > limits.MAX_PAYLOAD_BYTES:
             raise InvalidArgument(f"{at}payload: must be at most {limits.MAX_PAYLOAD_BYTES} bytes of JSON")
@@ -264,7 +272,7 @@ class Queue:
                 self.jobs.blobs.store([packed])
                 return complete_transition(
                     attempt=attempt, now_ms=now, retention=settings.retention
-                ), _stored("result", packed)
+                ), replacing("result", packed)
             error = f"result is larger than {limits.MAX_RESULT_BYTES} bytes of JSON"
             return self._fail(
                 space, report, settings, now, error=error, unrecoverable=False, retry_after_ms=None
@@ -312,7 +320,7 @@ class Queue:
             rand=self.rand(),
             retention=settings.retention,
         )
-        return transition, _stored("error", packed)
+        return transition, replacing("error", packed)
 
     def _running_job(self, space: str, report: Report, now: int) -> Job:
         """The job a report speaks for, read when the decision needs its fields."""
@@ -417,7 +425,11 @@ class Queue:
 
     def get(self, space: str, job_id: str) -> dict[str, Any]:
         item = self._item(space, job_id)
-        return render.job(self.jobs.load(space, item))
+        job = self.jobs.load(space, item)
+        rendered = render.job(job)
+        if job.callback is not None and job.status.is_final:
+            rendered["callback"]["delivery"] = render.delivery(self.deliveries.get(space, job_id))
+        return rendered
 
     def list(
         self, space: str, *, status: JobStatus | None, name: str | None, limit: int, cursor: str | None
@@ -482,11 +494,6 @@ def _purged(item: Item, now: int) -> bool:
     """Past its retention: gone for every read, even before TTL has removed the item."""
     ttl = item.get("ttl")
     return ttl is not None and ttl * 1000 <= now
-
-
-def _stored(name: str, packed: Packed) -> dict[str, Any]:
-    """Attributes for a value replacing any earlier one of the same name."""
-    return cleared(name) | packed.attributes
 
 
 def _cut(text: str, max_bytes: int) -> str:

@@ -49,6 +49,19 @@ def callback(j: Job) -> dict[str, Any] | None:
     return {"url": j.callback.url, "headers": dict.fromkeys(j.callback.headers, "")}
 
 
+def delivery(item: dict[str, Any] | None) -> dict[str, Any]:
+    """A finished job's callback delivery: PENDING (until delivered or given up), DELIVERED, GAVE_UP."""
+    if item is None:
+        return {"state": "PENDING", "attempts": 0}
+    shown = {"state": item["state"], "attempts": item["attempts"]}
+    for field in ("lastStatus", "lastError", "lastAttemptAtMs", "deliveredAtMs"):
+        if item.get(field) is not None:
+            shown[field] = item[field]
+    if item["state"] == "PENDING":
+        shown["nextAtMs"] = item["nextAtMs"]
+    return shown
+
+
 def claimed(j: Job, payload: Any) -> dict[str, Any]:
     return {
         "id": j.id,

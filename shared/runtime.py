@@ -13,19 +13,24 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import boto3
+import httpx
 from botocore.config import Config
 
 from shared.auth import Tokens
+from shared.callbacks import Dispatcher, TargetPolicy
 from shared.clock import Clock, SystemClock
 from shared.queue import Queue, QueueConfig
 from shared.spaces import SpaceSettings
 from shared.store.blobs import Blobs
+from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import Dynamo
 from shared.store.jobs import JobStore
 from shared.store.journal import Journal
-from shared.store.leases import LeaseBook
+from shared.store.leases import DueBuckets, LeaseBook
 from shared.store.spaces import SpaceStore
 from shared.store.tokens import TokenStore
+from shared.stream import StreamProcessor
+from shared.sweeper import Sweeper
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -42,6 +47,8 @@ class Runtime:
     queue_config: QueueConfig = field(default_factory=QueueConfig)
     settings_cache_ms: int = 2_000
     dev_token: str | None = None
+    allow_private_callbacks: bool = False
+    http: httpx.Client | None = None
 
     def __post_init__(self) -> None:
         self.db = Dynamo(self.dynamodb, self.table)
@@ -49,16 +56,41 @@ class Runtime:
         self.space_store = SpaceStore(self.db)
         self.settings = SpaceSettings(self.space_store, self.clock, self.settings_cache_ms)
         self.journal = Journal(self.db)
-        self.jobs = JobStore(self.db, self.blobs, LeaseBook(self.db))
+        self.leases = LeaseBook(self.db)
+        self.jobs = JobStore(self.db, self.blobs, self.leases)
+        self.deliveries = DeliveryStore(self.db)
+        self.targets = TargetPolicy(allow_private=self.allow_private_callbacks)
         self.queue = Queue(
             clock=self.clock,
             jobs=self.jobs,
             spaces=self.space_store,
             settings=self.settings,
             journal=self.journal,
+            deliveries=self.deliveries,
+            targets=self.targets,
             config=self.queue_config,
         )
         self.tokens = Tokens(TokenStore(self.db), self.clock, self.dev_token)
+        self.dispatcher = Dispatcher(
+            clock=self.clock,
+            jobs=self.jobs,
+            deliveries=self.deliveries,
+            settings=self.settings,
+            policy=self.targets,
+            http=self.http or httpx.Client(follow_redirects=False),
+        )
+        self.sweeper = Sweeper(
+            clock=self.clock,
+            jobs=self.jobs,
+            spaces=self.space_store,
+            settings=self.settings,
+            buckets=DueBuckets(self.db),
+            leases=self.leases,
+            dispatcher=self.dispatcher,
+        )
+        self.stream = StreamProcessor(
+            clock=self.clock, jobs=self.jobs, deliveries=self.deliveries, dispatcher=self.dispatcher
+        )
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Runtime:
@@ -80,6 +112,7 @@ class Runtime:
             ),
             settings_cache_ms=int(env.get("EMIT_SETTINGS_CACHE_MS", "2000")),
             dev_token=env.get("EMIT_DEV_TOKEN") or None,
+            allow_private_callbacks=env.get("EMIT_ALLOW_PRIVATE_CALLBACKS") == "true",
         )
 
 

@@ -41,13 +41,6 @@ class CallbackSpec(Body):
     url: Annotated[str, Field(min_length=1, max_length=2048)]
     headers: dict[str, Annotated[str, Field(max_length=4096)]] = Field(default_factory=dict, max_length=32)
 
-    @field_validator("url")
-    @classmethod
-    def _http_only(cls, url: str) -> str:
-        if not url.lower().startswith(("http://", "https://")):
-            raise ValueError("must be an http or https URL")
-        return url
-
 
 class NewJob(Body):
     name: JobName

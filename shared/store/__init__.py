@@ -12,8 +12,12 @@ Layout of the one table, every key a string (`pk`, `sk`):
 | space settings, in-flight count, job names | `S#{space}` | `settings` / `inflight` / `name#{name}` |
 | token | `T` | `{token id}` |
 | lease bucket (claims to check when leases end) | `LEASE#{n}` | `{expires:013d}#{ulid}` |
+| callback delivery of a finished job | `C#{space}#{id}` | `-` |
+| the list of spaces (for the clock) | `SPACES` | `{space}` |
 
 One sparse index, `ready`, holds only pending jobs: `gpk` = `{space}#{name}#{n}` (n of 4,
 so one busy name is never one hot partition), `gsk` = `{ready at:013d}#{id}`. A claim
 reads candidates there and decides with a conditional write on the job's own item.
+Pending callback deliveries use the same index under `CALLBACK#{n}`, sorted by when they
+are due, so the clock finds them without a scan.
 """

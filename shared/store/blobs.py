@@ -29,6 +29,7 @@ ITEM_BUDGET = 1024 - 240
 RESULT_ROOM = 128
 """A result or an error kept in the job item is at most this (compressed); beyond, a side item."""
 SIDE_ITEM_MAX = 350_000
+VALUES = ("payload", "result", "error")
 
 
 @dataclass
@@ -60,9 +61,9 @@ def pack(space: str, job_id: str, name: str, raw: bytes, *, room: int = RESULT_R
     return Packed({f"{name}Ref": "s3"}, len(raw), s3_key=s3_key(space, job_id, name), s3_body=raw)
 
 
-def cleared(name: str) -> dict[str, None]:
-    """Attributes to remove when a value is replaced (e.g. a later error)."""
-    return {name: None, f"{name}Z": None, f"{name}Ref": None}
+def replacing(name: str, packed: Packed) -> dict[str, Any]:
+    """Job item attributes that store `packed` under `name`, removing any earlier value's."""
+    return {name: None, f"{name}Z": None, f"{name}Ref": None} | packed.attributes
 
 
 class Blobs:
@@ -118,3 +119,12 @@ class Blobs:
         if self.s3 is None or self.bucket is None:
             raise RuntimeError("no S3 bucket is configured")
         return self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+
+    def delete(self, space: str, job_id: str, item: Item) -> None:
+        """Remove the side items and S3 objects of a job's values (gone already is fine)."""
+        side = [keys.blob(space, job_id, n) for n in VALUES if item.get(f"{n}Ref") == "item"]
+        if side:
+            self.db.batch_delete(side)
+        for name in VALUES:
+            if item.get(f"{name}Ref") == "s3" and self.s3 is not None and self.bucket is not None:
+                self.s3.delete_object(Bucket=self.bucket, Key=s3_key(space, job_id, name))

@@ -184,4 +184,6 @@ def transition_update(job_id: str, transition: Transition) -> UpdateBuilder:
         update.require("readyAtMs", "<=", guard.ready_by_ms)
     if guard.lease_at_most_ms is not None:
         update.require("leaseUntilMs", "<=", guard.lease_at_most_ms)
+    if guard.lease_ended_by_ms is not None:
+        update.require("leaseUntilMs", "<=", guard.lease_ended_by_ms)
     return update

@@ -121,9 +121,16 @@ class Dynamo:
         answer = self._conditional(self.client.update_item, params)
         return deserialize(answer.get("Attributes", {}))
 
-    def delete(self, key: Mapping[str, str], *, condition: str | None = None, **kw: Any) -> None:
+    def delete(
+        self,
+        key: Mapping[str, str],
+        *,
+        condition: str | None = None,
+        names: Mapping[str, str] | None = None,
+        vals: Mapping[str, Any] | None = None,
+    ) -> None:
         params: dict[str, Any] = {"TableName": self.table, "Key": serialize(key)}
-        _add_condition(params, condition, kw.get("names"), kw.get("vals"))
+        _add_condition(params, condition, names, vals)
         self._conditional(self.client.delete_item, params)
 
     def query(

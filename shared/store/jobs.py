@@ -6,6 +6,7 @@ Every status change is one conditional UpdateItem on the job's own item, built f
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -108,6 +109,40 @@ class JobStore:
         """The job item holding `key`, if any (released or not: the caller decides)."""
         held = self.db.get(keys.idempotency_key(space, key))
         return self.db.get(keys.job(space, held["jobId"])) if held else None
+
+    def items(self, space: str, job_ids: list[str], *, consistent: bool) -> dict[str, Item]:
+        rows = self.db.batch_get([keys.job(space, i) for i in dict.fromkeys(job_ids)], consistent=consistent)
+        return {row["sk"]: row for row in rows}
+
+    def never_claimed(self, space: str, name: str, ready_before_ms: int, limit: int) -> list[Item]:
+        """Pending jobs of `name` ready since before then and never handed out (attempt 0)."""
+        found: list[Item] = []
+        for partition in keys.ready_partitions(space, name):
+            rows, _ = self.db.query(
+                "gpk = :p AND gsk <= :hi",
+                vals={":p": partition, ":hi": keys.ready_upper_bound(ready_before_ms)},
+                index=READY_INDEX,
+                limit=limit,
+            )
+            found += [r for r in rows if r.get("attempt") == 0]
+        return found
+
+    def forget(self, space: str, job_id: str, item: Item) -> None:
+        """Delete what belonged to a job that retention removed: its lines, events, stored
+        values and its idempotency key (unless another job holds it now)."""
+        for pk in (keys.lines(space, job_id), keys.events(space, job_id)):
+            start = None
+            while True:
+                rows, start = self.db.query("pk = :pk", vals={":pk": pk}, start=start, consistent=True)
+                self.db.batch_delete({"pk": r["pk"], "sk": r["sk"]} for r in rows)
+                if start is None:
+                    break
+        self.blobs.delete(space, job_id, item)
+        if item.get("key") is not None:
+            with contextlib.suppress(ConditionFailed):
+                self.db.delete(
+                    keys.idempotency_key(space, item["key"]), condition="jobId = :id", vals={":id": job_id}
+                )
 
     def get_item(self, space: str, job_id: str) -> Item | None:
         return self.db.get(keys.job(space, job_id))

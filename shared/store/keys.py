@@ -78,6 +78,30 @@ def job_name(space_name: str, name: str) -> dict[str, str]:
     return {"pk": space(space_name), "sk": f"name#{name}"}
 
 
+SPACES = "SPACES"
+
+
+def space_entry(space_name: str) -> dict[str, str]:
+    return {"pk": SPACES, "sk": space_name}
+
+
+def delivery(space_name: str, job_id: str) -> dict[str, str]:
+    return {"pk": f"C#{space_name}#{job_id}", "sk": "-"}
+
+
+CALLBACK_SHARDS = 4
+
+
+def callback_partition(job_id: str) -> str:
+    """Pending callback deliveries share the `ready` index with pending jobs, in partitions
+    of their own, sorted by when they are next due."""
+    return f"CALLBACK#{_shard(job_id, CALLBACK_SHARDS)}"
+
+
+def callback_partitions() -> list[str]:
+    return [f"CALLBACK#{n}" for n in range(CALLBACK_SHARDS)]
+
+
 def token(token_id: str) -> dict[str, str]:
     return {"pk": "T", "sk": token_id}
 

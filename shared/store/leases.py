@@ -57,3 +57,32 @@ class LeaseBook:
         due = min(e.lease_until_ms for e in entries)
         key = keys.lease_bucket(random.randrange(keys.LEASE_SHARDS), due, _ids.new(due))
         self.db.put(key | {"space": space, "jobs": encode(entries)})
+
+
+@dataclass(frozen=True)
+class Bucket:
+    key: dict[str, str]
+    space: str
+    entries: list[LeaseEntry]
+
+
+class DueBuckets:
+    """Reading and removing buckets whose earliest lease has ended."""
+
+    def __init__(self, db: Dynamo) -> None:
+        self.db = db
+
+    def due(self, now_ms: int, limit: int = 25) -> list[Bucket]:
+        found: list[Bucket] = []
+        for n in range(keys.LEASE_SHARDS):
+            rows, _ = self.db.query(
+                "pk = :pk AND sk <= :now",
+                vals={":pk": f"LEASE#{n}", ":now": f"{now_ms:013d}#~"},
+                limit=limit,
+                consistent=True,
+            )
+            found += [Bucket({"pk": r["pk"], "sk": r["sk"]}, r["space"], decode(r["jobs"])) for r in rows]
+        return found
+
+    def remove(self, bucket: Bucket) -> None:
+        self.db.delete(bucket.key)

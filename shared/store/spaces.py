@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 from shared.store import keys
@@ -33,7 +32,9 @@ class SpaceStore:
         names["#kind"] = "kind"
         vals[":kind"] = "settings"
         expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
-        return self.db.update(keys.settings(space), expression, names=names, vals=vals, returns="ALL_NEW")
+        item = self.db.update(keys.settings(space), expression, names=names, vals=vals, returns="ALL_NEW")
+        self.register_space(space)
+        return item
 
     def exists(self, space: str) -> bool:
         rows, _ = self.db.query("pk = :pk", vals={":pk": keys.space(space)}, limit=1, consistent=True)
@@ -56,12 +57,29 @@ class SpaceStore:
         for name in sorted(names):
             if (space, name) in self._known_names:
                 continue
-            with contextlib.suppress(ConditionFailed):  # another create registered it first
+            try:
                 self.db.put(
                     keys.job_name(space, name) | {"firstSeenAtMs": now_ms},
                     condition="attribute_not_exists(pk)",
                 )
+            except ConditionFailed:
+                pass  # another create registered it first
+            else:
+                self.register_space(space)
             self._known_names.add((space, name))
+
+    def register_space(self, space: str) -> None:
+        """List the space where the clock finds spaces (it has no other way without a scan)."""
+        self.db.put(keys.space_entry(space))
+
+    def all_spaces(self) -> list[str]:
+        found: list[str] = []
+        start = None
+        while True:
+            rows, start = self.db.query("pk = :pk", vals={":pk": keys.SPACES}, start=start, consistent=True)
+            found.extend(r["sk"] for r in rows)
+            if start is None:
+                return found
 
     def reserve(self, space: str, count: int, cap: int | None) -> bool:
         """Count `count` more unfinished jobs, unless that would pass `cap`. One write, however

@@ -1,0 +1,193 @@
+"""What AWS runs without a request, run in-process by `emit dev`.
+
+- The table's stream, read through the DynamoDB Streams API as Lambda's event source
+  mapping reads it, handed in batches to the same stream handler.
+- The clock: the same clock handler, ticked every second (EventBridge Scheduler ticks
+  it every minute on AWS).
+- DynamoDB TTL, which the embedded DynamoDB does not emulate: items past their `ttl`
+  are deleted, and their REMOVE records reach the stream handler as on AWS.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import boto3
+from botocore.exceptions import ClientError
+
+from devserver.gateway import LambdaContext
+from devserver.wiring import REGION
+from shared.runtime import Runtime
+from shared.store import dynamo
+
+
+def handler(function: str) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    module: Any = importlib.import_module(f"functions.{function}")
+    return module.lambda_handler  # type: ignore[no-any-return]
+
+
+class StreamReader:
+    """Reads new records from every shard of the table's stream."""
+
+    def __init__(self, runtime: Runtime, *, endpoint: str | None = None, from_start: bool = True) -> None:
+        self.client: Any = boto3.client("dynamodbstreams", region_name=REGION, endpoint_url=endpoint)
+        self.arn = runtime.dynamodb.describe_table(TableName=runtime.table)["Table"]["LatestStreamArn"]
+        self.from_start = from_start
+        self.iterators: dict[str, str | None] = {}
+        self.last_sequence: dict[str, str] = {}
+
+    def _discover(self) -> None:
+        shards = self.client.describe_stream(StreamArn=self.arn)["StreamDescription"].get("Shards", [])
+        for shard in shards:
+            shard_id = shard["ShardId"]
+            if shard_id in self.iterators:
+                continue
+            # Shards that existed when reading began start at their end unless asked;
+            # shards that appear later are read from their start.
+            kind = "TRIM_HORIZON" if self.from_start or self.iterators else "LATEST"
+            self.iterators[shard_id] = self.client.get_shard_iterator(
+                StreamArn=self.arn, ShardId=shard_id, ShardIteratorType=kind
+            )["ShardIterator"]
+        self.from_start = True
+
+    def read(self) -> list[dict[str, Any]]:
+        """The records that arrived since the last read, in order per shard."""
+        self._discover()
+        records: list[dict[str, Any]] = []
+        for shard_id, iterator in list(self.iterators.items()):
+            if iterator is None:
+                continue
+            try:
+                answer = self.client.get_records(ShardIterator=iterator, Limit=1000)
+            except ClientError as exc:
+                if exc.response["Error"]["Code"] != "ExpiredIteratorException":
+                    raise
+                answer = self._resume(shard_id)
+            self.iterators[shard_id] = answer.get("NextShardIterator")
+            for record in answer.get("Records", []):
+                self.last_sequence[shard_id] = record["dynamodb"]["SequenceNumber"]
+                records.append(_as_lambda_record(record, self.arn))
+        return records
+
+    def _resume(self, shard_id: str) -> Any:
+        params: dict[str, Any] = {"StreamArn": self.arn, "ShardId": shard_id}
+        if shard_id in self.last_sequence:
+            params |= {
+                "ShardIteratorType": "AFTER_SEQUENCE_NUMBER",
+                "SequenceNumber": self.last_sequence[shard_id],
+            }
+        else:
+            params["ShardIteratorType"] = "TRIM_HORIZON"
+        iterator = self.client.get_shard_iterator(**params)["ShardIterator"]
+        return self.client.get_records(ShardIterator=iterator, Limit=1000)
+
+
+def _as_lambda_record(record: dict[str, Any], arn: str) -> dict[str, Any]:
+    """A GetRecords record as Lambda's event source mapping hands it over."""
+    out = dict(record)
+    data = dict(out.get("dynamodb", {}))
+    created = data.get("ApproximateCreationDateTime")
+    if created is not None and not isinstance(created, int | float):
+        data["ApproximateCreationDateTime"] = created.timestamp()
+    out["dynamodb"] = data
+    out["eventSourceARN"] = arn
+    return out
+
+
+def deliver(records: list[dict[str, Any]], *, batch_size: int = 100, attempts: int = 3) -> None:
+    """Hand records to the stream handler in batches; a batch's failed tail is retried,
+    then dropped with a message (Lambda would send it to the dead-letter queue)."""
+    stream_handler = handler("stream_handler")
+    for start in range(0, len(records), batch_size):
+        batch = records[start : start + batch_size]
+        for _ in range(attempts):
+            answer = stream_handler({"Records": batch}, LambdaContext("stream_handler", 300, 512))
+            failed = {f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures", [])}
+            if not failed:
+                break
+            first = next(i for i, r in enumerate(batch) if r["dynamodb"]["SequenceNumber"] in failed)
+            batch = batch[first:]
+        else:
+            print(f"emit dev: {len(batch)} stream records kept failing; dropped", file=sys.stderr)
+
+
+def tick(tick_ms: int) -> dict[str, Any]:
+    event = {"id": str(uuid.uuid4()), "source": "emit.dev.clock", "tickMs": tick_ms}
+    return handler("clock_handler")(event, LambdaContext("clock_handler", 60, 256))
+
+
+def expire_ttl(runtime: Runtime) -> int:
+    """Delete items past their `ttl`, as DynamoDB's TTL would (days late on AWS; at once here)."""
+    now_s = runtime.clock.now_ms() // 1000
+    expired: list[dict[str, Any]] = []
+    start = None
+    while True:
+        params: dict[str, Any] = {
+            "TableName": runtime.table,
+            "FilterExpression": "#ttl <= :now",
+            "ExpressionAttributeNames": {"#ttl": "ttl"},
+            "ExpressionAttributeValues": dynamo.values({":now": now_s}),
+            "ProjectionExpression": "pk, sk",
+        }
+        if start:
+            params["ExclusiveStartKey"] = start
+        answer = runtime.dynamodb.scan(**params)
+        expired += [dynamo.deserialize(i) for i in answer.get("Items", [])]
+        start = answer.get("LastEvaluatedKey")
+        if not start:
+            break
+    runtime.db.batch_delete(expired)
+    return len(expired)
+
+
+class Background:
+    """The three loops, on daemon threads, until `stop`."""
+
+    def __init__(self, runtime: Runtime, *, endpoint: str | None = None, tick_s: float = 1.0) -> None:
+        self.runtime = runtime
+        self.reader = StreamReader(runtime, endpoint=endpoint, from_start=endpoint is None)
+        self.tick_s = tick_s
+        self._stop = threading.Event()
+        self._threads = [
+            threading.Thread(target=self._loop, args=(self._stream, 0.1), name="emit-stream", daemon=True),
+            threading.Thread(target=self._loop, args=(self._tick, tick_s), name="emit-clock", daemon=True),
+            threading.Thread(target=self._loop, args=(self._ttl, 5.0), name="emit-ttl", daemon=True),
+        ]
+
+    def start(self) -> None:
+        for thread in self._threads:
+            thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=5)
+
+    def _loop(self, step: Callable[[], bool], every_s: float) -> None:
+        while not self._stop.is_set():
+            try:
+                busy = step()
+            except Exception as exc:  # keep the loop alive, as Lambda would retry the next time
+                print(f"emit dev: {threading.current_thread().name}: {exc!r}", file=sys.stderr)
+                busy = False
+            if not busy:
+                self._stop.wait(every_s)
+
+    def _stream(self) -> bool:
+        records = self.reader.read()
+        if records:
+            deliver(records)
+        return bool(records)
+
+    def _tick(self) -> bool:
+        tick(int(self.tick_s * 1000))
+        return False
+
+    def _ttl(self) -> bool:
+        expire_ttl(self.runtime)
+        return False

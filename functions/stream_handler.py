@@ -1,0 +1,35 @@
+"""The table's stream: a callback when a job finishes; cleanup when retention removes one.
+
+Records are applied one by one with Powertools' batch processor, which reports the
+first failed record so Lambda retries from there (bisecting, then the dead-letter
+queue); callbacks made due are then tried side by side.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
+
+from shared.observability import logger, metrics, tracer
+from shared.runtime import runtime
+
+processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    stream = runtime().stream
+    due: list[tuple[str, str]] = []
+
+    def apply(record: DynamoDBRecord) -> None:
+        found = stream.record(record.raw_event)
+        if found is not None:
+            due.append(found)
+
+    answer = process_partial_response(event=event, record_handler=apply, processor=processor, context=context)
+    stream.deliver(due)
+    return dict(answer)

@@ -1,0 +1,213 @@
+"""Callbacks: what is POSTed when a job finishes, how it is signed, where it may go, and
+how often it is tried.
+
+A delivery is tried as soon as the stream shows the job finished, then again after 5 s,
+doubling to at most an hour apart, until a day has passed since the first try. Any
+answer but 2xx, or none within 10 s, is a failed try. One sender holds an attempt at a
+time; one that crashes mid-send lets its hold run out, and the attempt is made again
+(at least once, where a crash leaves no record).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import json
+import socket
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from shared import limits
+from shared.clock import Clock
+from shared.errors import InvalidArgument
+from shared.machine import Job, JobStatus
+from shared.spaces import SpaceSettings
+from shared.store.deliveries import DeliveryStore
+from shared.store.jobs import JobStore
+
+FIRST_RETRY_MS = 5 * limits.SECOND_MS
+MAX_RETRY_MS = limits.HOUR_MS
+GIVE_UP_AFTER_MS = limits.DAY_MS
+SEND_TIMEOUT_S = 10.0
+HOLD_MS = 30 * limits.SECOND_MS
+"""How long one sender holds an attempt: past the send timeout, so holds never overlap."""
+SIGNATURE_HEADER = "Emit-Signature"
+
+
+def sign(secret: str, t_ms: int, body: bytes) -> str:
+    """`t=<ms>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, as the contract gives it."""
+    digest = hmac.new(secret.encode(), f"{t_ms}.".encode() + body, hashlib.sha256).hexdigest()
+    return f"t={t_ms},v1={digest}"
+
+
+def body(job: Job) -> bytes:
+    """The callback's JSON body; the same bytes on every try of one delivery."""
+    content: dict[str, Any] = {
+        "jobId": job.id,
+        "space": job.space,
+        "name": job.name,
+        "status": job.status.value.lower(),
+        "attempt": job.attempt,
+        "timestamp": job.finished_at_ms,
+        "result": job.result if job.status == JobStatus.COMPLETED else job.error,
+    }
+    return json.dumps(content, separators=(",", ":")).encode()
+
+
+def retry_wait_ms(attempts: int) -> int:
+    """After the n-th failed try: 5 s, 10 s, 20 s, ... at most an hour."""
+    return int(min(FIRST_RETRY_MS * 2 ** min(attempts - 1, 20), MAX_RETRY_MS))
+
+
+class TargetRefused(Exception):
+    """The callback's target is an address the service may not call."""
+
+
+@dataclass(frozen=True)
+class TargetPolicy:
+    """Where callbacks may go. On AWS, never to loopback, private, link-local or metadata
+    addresses (a job's creator must not reach into the service's network); `emit dev`
+    allows them so a receiver on 127.0.0.1 works."""
+
+    allow_private: bool = False
+    resolve: Callable[[str], list[str]] = lambda host: sorted(
+        {str(info[4][0]) for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)}
+    )
+
+    def check_url(self, url: str, *, at: str = "callback.url") -> None:
+        """At create: the scheme, and a host that is plainly internal."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise InvalidArgument(f"{at}: must be an http or https URL")
+        if self.allow_private:
+            return
+        host = parts.hostname.lower()
+        if host == "localhost" or host.endswith((".localhost", ".internal")):
+            raise InvalidArgument(f"{at}: may not be a loopback, private, link-local or metadata address")
+        try:
+            refused = _internal(ipaddress.ip_address(host))
+        except ValueError:
+            return  # a name: checked again, after DNS, when the callback is sent
+        if refused:
+            raise InvalidArgument(f"{at}: may not be a loopback, private, link-local or metadata address")
+
+    def check_send(self, url: str) -> None:
+        """At send: every address the host resolves to must be public."""
+        if self.allow_private:
+            return
+        host = urlsplit(url).hostname or ""
+        try:
+            addresses = self.resolve(host)
+        except OSError as exc:
+            raise TargetRefused(f"cannot resolve {host}: {exc}") from None
+        for address in addresses:
+            if _internal(ipaddress.ip_address(address.split("%")[0])):
+                raise TargetRefused(f"{host} resolves to {address}, which callbacks may not reach")
+
+
+def _internal(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    # Not global covers loopback, private, link-local (169.254.169.254, the metadata
+    # service, among them), shared (100.64/10), reserved and unspecified addresses.
+    return bool(not ip.is_global or ip.is_multicast or str(ip) == "fd00:ec2::254")
+
+
+class Dispatcher:
+    """Makes delivery attempts and records what came of them."""
+
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        jobs: JobStore,
+        deliveries: DeliveryStore,
+        settings: SpaceSettings,
+        policy: TargetPolicy,
+        http: httpx.Client,
+    ) -> None:
+        self.clock = clock
+        self.jobs = jobs
+        self.deliveries = deliveries
+        self.settings = settings
+        self.policy = policy
+        self.http = http
+
+    def dispatch_many(self, targets: list[tuple[str, str]], *, workers: int = 16) -> list[str]:
+        """Try each (space, job id) that is due, side by side: one slow target holds up no other."""
+        if len(targets) <= 1:
+            return [self.dispatch(space, job_id) for space, job_id in targets]
+        with ThreadPoolExecutor(max_workers=min(workers, len(targets))) as pool:
+            return list(pool.map(lambda t: self.dispatch(*t), targets))
+
+    def dispatch(self, space: str, job_id: str) -> str:
+        """One attempt, if the delivery is due and nobody else holds it; answers its state."""
+        held = self.deliveries.take(space, job_id, self.clock.now_ms(), HOLD_MS)
+        if held is None:
+            return "NOT_DUE"
+        attempt = held["attempts"]
+        item = self.jobs.get_item(space, job_id)
+        if item is None or item.get("callback") is None:
+            self._record(space, job_id, attempt, "GAVE_UP", None, None, "the job no longer exists")
+            return "GAVE_UP"
+        job = self.jobs.load(space, item)
+        assert job.callback is not None
+        status, error = self._send(job, self.settings.get(space).webhook_secret)
+        if status is not None and 200 <= status < 300:
+            self._record(space, job_id, attempt, "DELIVERED", None, status, None)
+            return "DELIVERED"
+        now = self.clock.now_ms()
+        next_at = now + retry_wait_ms(attempt)
+        if next_at - held["firstAtMs"] > GIVE_UP_AFTER_MS:
+            self._record(space, job_id, attempt, "GAVE_UP", None, status, error)
+            return "GAVE_UP"
+        self._record(space, job_id, attempt, "PENDING", next_at, status, error)
+        return "PENDING"
+
+    def _send(self, job: Job, secret: str | None) -> tuple[int | None, str | None]:
+        assert job.callback is not None
+        content = body(job)
+        headers = dict(job.callback.headers)
+        headers["Content-Type"] = "application/json"
+        headers["User-Agent"] = "emit-callbacks/1"
+        if secret:
+            headers[SIGNATURE_HEADER] = sign(secret, self.clock.now_ms(), content)
+        try:
+            self.policy.check_send(job.callback.url)
+            answer = self.http.post(
+                job.callback.url, content=content, headers=headers, timeout=SEND_TIMEOUT_S
+            )
+        except TargetRefused as refused:
+            return None, str(refused)
+        except httpx.HTTPError as exc:
+            return None, f"{type(exc).__name__}: {exc}"[:1000]
+        if 200 <= answer.status_code < 300:
+            return answer.status_code, None
+        return answer.status_code, f"answered {answer.status_code}"
+
+    def _record(
+        self,
+        space: str,
+        job_id: str,
+        attempt: int,
+        state: str,
+        next_at: int | None,
+        status: int | None,
+        error: str | None,
+    ) -> None:
+        self.deliveries.record(
+            space,
+            job_id,
+            attempt=attempt,
+            state=state,
+            next_at_ms=next_at,
+            status=status,
+            error=error,
+            now_ms=self.clock.now_ms(),
+        )

@@ -1,0 +1,123 @@
+"""Callback delivery items: one per finished job that has a callback.
+
+The job item never changes once the job has finished, so what happens to its callback
+is kept beside it. While a delivery is pending it sits in the `ready` index under
+`CALLBACK#{n}`, sorted by when it is next due, which is how the clock finds it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from shared.store import keys
+from shared.store.codec import UpdateBuilder
+from shared.store.dynamo import ConditionFailed, Dynamo, Item
+from shared.store.table import READY_INDEX
+
+
+class DeliveryStore:
+    def __init__(self, db: Dynamo) -> None:
+        self.db = db
+
+    def start(self, space: str, job_id: str, now_ms: int) -> bool:
+        """Record that the job's callback is due now; False when it was already recorded
+        (a stream record delivered twice)."""
+        item = keys.delivery(space, job_id) | {
+            "space": space,
+            "jobId": job_id,
+            "state": "PENDING",
+            "attempts": 0,
+            "firstAtMs": now_ms,
+            "nextAtMs": now_ms,
+            "gpk": keys.callback_partition(job_id),
+            "gsk": keys.ready_sort(now_ms, job_id),
+        }
+        try:
+            self.db.put(item, condition="attribute_not_exists(pk)")
+        except ConditionFailed:
+            return False
+        return True
+
+    def get(self, space: str, job_id: str) -> Item | None:
+        return self.db.get(keys.delivery(space, job_id))
+
+    def due(self, now_ms: int, limit: int = 50) -> list[tuple[str, str]]:
+        """(space, job id) of pending deliveries due by now."""
+        found: list[tuple[str, str]] = []
+        for partition in keys.callback_partitions():
+            rows, _ = self.db.query(
+                "gpk = :p AND gsk <= :hi",
+                vals={":p": partition, ":hi": keys.ready_upper_bound(now_ms)},
+                index=READY_INDEX,
+                limit=limit,
+            )
+            for row in rows:
+                space, job_id = row["pk"].removeprefix("C#").rsplit("#", 1)
+                found.append((space, job_id))
+        return found
+
+    def take(self, space: str, job_id: str, now_ms: int, hold_ms: int) -> Item | None:
+        """Hold the next attempt for one sender: only one sends at a time, and a sender
+        that crashed mid-attempt lets the hold run out so the attempt is made again."""
+        update = UpdateBuilder()
+        update.add("attempts", 1)
+        update.set("sendingUntilMs", now_ms + hold_ms)
+        update.require("state", "=", "PENDING")
+        update.require("nextAtMs", "<=", now_ms)
+        update.conditions.append("(attribute_not_exists(#sendingUntilMs) OR #sendingUntilMs < :now)")
+        update.names["#sendingUntilMs"] = "sendingUntilMs"
+        update.vals[":now"] = now_ms
+        try:
+            return self.db.update(
+                keys.delivery(space, job_id),
+                update.expression(),
+                condition=update.condition(),
+                names=update.names,
+                vals=update.vals,
+                returns="ALL_NEW",
+            )
+        except ConditionFailed:
+            return None
+
+    def record(
+        self,
+        space: str,
+        job_id: str,
+        *,
+        attempt: int,
+        state: str,
+        next_at_ms: int | None,
+        status: int | None,
+        error: str | None,
+        now_ms: int,
+    ) -> None:
+        """Write one attempt's result; only the sender holding that attempt may."""
+        update = UpdateBuilder()
+        update.set("state", state)
+        update.set("lastAttemptAtMs", now_ms)
+        update.set("lastStatus", status)
+        update.set("lastError", error)
+        update.set("sendingUntilMs", None)
+        if state == "PENDING" and next_at_ms is not None:
+            update.set("nextAtMs", next_at_ms)
+            update.set("gsk", keys.ready_sort(next_at_ms, job_id))
+        else:
+            update.set("gsk", None)
+            update.set("gpk", None)
+            if state == "DELIVERED":
+                update.set("deliveredAtMs", now_ms)
+        update.require("attempts", "=", attempt)
+        update.require("state", "=", "PENDING")
+        # A failed condition: another sender's hold ran out and it took a later attempt;
+        # its result stands.
+        with contextlib.suppress(ConditionFailed):
+            self.db.update(
+                keys.delivery(space, job_id),
+                update.expression(),
+                condition=update.condition(),
+                names=update.names,
+                vals=update.vals,
+            )
+
+    def delete(self, space: str, job_id: str) -> None:
+        self.db.delete(keys.delivery(space, job_id))

@@ -1,0 +1,83 @@
+"""What the table's stream drives: a callback when a job finishes, and cleaning up after a
+job that retention removed.
+
+Every step is safe to repeat: a delivery is recorded with a conditional put (a record
+seen twice starts nothing twice), attempts are held one sender at a time, and cleanup
+deletes what may already be gone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from shared.callbacks import Dispatcher
+from shared.clock import Clock
+from shared.machine import FINAL, JobStatus
+from shared.store.deliveries import DeliveryStore
+from shared.store.dynamo import Item, deserialize
+from shared.store.jobs import JobStore
+
+
+@dataclass(frozen=True)
+class JobChange:
+    """One stream record about a job item."""
+
+    event: str
+    space: str
+    job_id: str
+    old: Item | None
+    new: Item | None
+
+    @classmethod
+    def of(cls, record: Mapping[str, Any]) -> JobChange | None:
+        data = record.get("dynamodb") or {}
+        pk = (data.get("Keys") or {}).get("pk", {}).get("S", "")
+        if not pk.startswith("J#"):
+            return None
+        space = pk.split("#")[1]
+        job_id = data["Keys"]["sk"]["S"]
+        old = deserialize(data["OldImage"]) if data.get("OldImage") else None
+        new = deserialize(data["NewImage"]) if data.get("NewImage") else None
+        return cls(record.get("eventName", ""), space, job_id, old, new)
+
+    @property
+    def finished(self) -> bool:
+        """This change is the one that finished the job (a record of any other change is not)."""
+        return (
+            self.new is not None
+            and JobStatus(self.new["status"]) in FINAL
+            and (self.old is None or JobStatus(self.old["status"]) not in FINAL)
+        )
+
+    @property
+    def removed(self) -> bool:
+        return self.event == "REMOVE" and self.old is not None
+
+
+class StreamProcessor:
+    def __init__(
+        self, *, clock: Clock, jobs: JobStore, deliveries: DeliveryStore, dispatcher: Dispatcher
+    ) -> None:
+        self.clock = clock
+        self.jobs = jobs
+        self.deliveries = deliveries
+        self.dispatcher = dispatcher
+
+    def record(self, record: Mapping[str, Any]) -> tuple[str, str] | None:
+        """Apply one record; answers a (space, job id) whose callback is now due."""
+        change = JobChange.of(record)
+        if change is None:
+            return None
+        if change.finished and change.new is not None and change.new.get("callback"):
+            self.deliveries.start(change.space, change.job_id, self.clock.now_ms())
+            return change.space, change.job_id
+        if change.removed and change.old is not None:
+            self.jobs.forget(change.space, change.job_id, change.old)
+            self.deliveries.delete(change.space, change.job_id)
+        return None
+
+    def deliver(self, due: list[tuple[str, str]]) -> None:
+        """First tries for the callbacks these records made due; what fails waits for the clock."""
+        self.dispatcher.dispatch_many(list(dict.fromkeys(due)))

@@ -1,0 +1,143 @@
+"""What the clock does, every tick: expire leases, fail jobs nobody claimed, retry callbacks.
+
+Each piece finds its work through a small index or the lease book (never a scan), and
+each change is a conditional write that a repeated or late tick cannot apply twice.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from shared.callbacks import Dispatcher
+from shared.clock import Clock
+from shared.machine import JobStatus, expire, unclaimed
+from shared.spaces import SpaceSettings
+from shared.store.blobs import pack, replacing
+from shared.store.dynamo import ConditionFailed, Item
+from shared.store.jobs import JobStore
+from shared.store.leases import DueBuckets, LeaseBook
+from shared.store.spaces import SpaceStore
+
+
+@dataclass
+class TickReport:
+    expired: int = 0
+    refiled: int = 0
+    unclaimed: int = 0
+    callbacks: dict[str, int] = field(default_factory=dict)
+
+
+class Sweeper:
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        jobs: JobStore,
+        spaces: SpaceStore,
+        settings: SpaceSettings,
+        buckets: DueBuckets,
+        leases: LeaseBook,
+        dispatcher: Dispatcher,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        self.clock = clock
+        self.jobs = jobs
+        self.spaces = spaces
+        self.settings = settings
+        self.buckets = buckets
+        self.leases = leases
+        self.dispatcher = dispatcher
+        self.rand = rand
+
+    def tick(self, *, unclaimed_too: bool = True) -> TickReport:
+        report = TickReport()
+        self.expire_leases(report)
+        if unclaimed_too:
+            self.fail_unclaimed(report)
+        self.retry_callbacks(report)
+        return report
+
+    # -- leases ---------------------------------------------------------------
+
+    def expire_leases(self, report: TickReport) -> None:
+        """Every claim whose lease has ended: the attempt fails, unless a report came first."""
+        now = self.clock.now_ms()
+        for bucket in self.buckets.due(now):
+            items = self.jobs.items(bucket.space, [e.job_id for e in bucket.entries], consistent=False)
+            refile: list[tuple[str, int, int]] = []
+            finished = 0
+            for entry in bucket.entries:
+                item = items.get(entry.job_id)
+                if item is not None and item["attempt"] < entry.attempt:
+                    # A read from before this claim (eventually consistent): read it again for sure.
+                    item = self.jobs.get_item(bucket.space, entry.job_id)
+                if item is None or item["status"] != JobStatus.RUNNING or item["attempt"] != entry.attempt:
+                    continue  # reported, cancelled, or never claimed at all: nothing to do
+                outcome = self._expire(bucket.space, item, now)
+                if outcome is None:
+                    refile.append((entry.job_id, entry.attempt, item_lease(item)))
+                else:
+                    report.expired += 1
+                    finished += outcome == JobStatus.FAILED
+            if refile:
+                self.leases.record(bucket.space, refile)
+                report.refiled += len(refile)
+            self.spaces.release(bucket.space, finished)
+            self.buckets.remove(bucket)
+
+    def _expire(self, space: str, item: Item, now: int) -> JobStatus | None:
+        """Expire the attempt if its lease has ended; None when it was renewed (file it again)."""
+        for _ in range(2):
+            if item_lease(item) > now:
+                return None
+            job = self.jobs.load(space, item, bodies=False)
+            transition = expire(
+                job, now_ms=now, rand=self.rand(), retention=self.settings.get(space).retention
+            )
+            error = pack(space, job.id, "error", transition.changes["error"].encode())
+            try:
+                self.jobs.apply(space, job.id, transition, stored=replacing("error", error))
+            except ConditionFailed as failed:
+                if failed.item is None or failed.item["status"] != JobStatus.RUNNING:
+                    return JobStatus.PENDING  # finished or gone meanwhile: nothing left to expire
+                if failed.item["attempt"] != job.attempt:
+                    return JobStatus.PENDING
+                item = failed.item  # renewed meanwhile: look again
+                continue
+            return transition.to
+        return None
+
+    # -- never claimed --------------------------------------------------------
+
+    def fail_unclaimed(self, report: TickReport) -> None:
+        """Jobs nobody claimed within their space's window after they could first be claimed."""
+        now = self.clock.now_ms()
+        for space in self.spaces.all_spaces():
+            settings = self.settings.get(space)
+            if settings.unclaimed_ms is None:
+                continue
+            transition = unclaimed(now_ms=now, window_ms=settings.unclaimed_ms, retention=settings.retention)
+            failed = 0
+            for name in self.spaces.names(space):
+                for row in self.jobs.never_claimed(space, name, now - settings.unclaimed_ms, limit=100):
+                    error = pack(space, row["sk"], "error", transition.changes["error"].encode())
+                    try:
+                        self.jobs.apply(space, row["sk"], transition, stored=replacing("error", error))
+                    except ConditionFailed:
+                        continue  # claimed or cancelled since the index saw it
+                    failed += 1
+            self.spaces.release(space, failed)
+            report.unclaimed += failed
+
+    # -- callbacks ------------------------------------------------------------
+
+    def retry_callbacks(self, report: TickReport) -> None:
+        due = self.dispatcher.deliveries.due(self.clock.now_ms())
+        for state in self.dispatcher.dispatch_many(due):
+            report.callbacks[state] = report.callbacks.get(state, 0) + 1
+
+
+def item_lease(item: Item) -> int:
+    return int(item.get("leaseUntilMs") or 0)
