@@ -26,9 +26,9 @@ from shared.runtime import Runtime
 from shared.store import dynamo
 
 
-def handler(function: str) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+def handler(function: str) -> Any:
     module: Any = importlib.import_module(f"functions.{function}")
-    return module.lambda_handler  # type: ignore[no-any-return]
+    return module.lambda_handler
 
 
 class StreamReader:

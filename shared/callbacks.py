@@ -151,24 +151,29 @@ class Dispatcher:
         held = self.deliveries.take(space, job_id, self.clock.now_ms(), HOLD_MS)
         if held is None:
             return "NOT_DUE"
-        attempt = held["attempts"]
         item = self.jobs.get_item(space, job_id)
+        next_at: int | None = None
+        error: str | None
         if item is None or item.get("callback") is None:
-            self._record(space, job_id, attempt, "GAVE_UP", None, None, "the job no longer exists")
-            return "GAVE_UP"
-        job = self.jobs.load(space, item)
-        assert job.callback is not None
-        status, error = self._send(job, self.settings.get(space).webhook_secret)
-        if status is not None and 200 <= status < 300:
-            self._record(space, job_id, attempt, "DELIVERED", None, status, None)
-            return "DELIVERED"
-        now = self.clock.now_ms()
-        next_at = now + retry_wait_ms(attempt)
-        if next_at - held["firstAtMs"] > GIVE_UP_AFTER_MS:
-            self._record(space, job_id, attempt, "GAVE_UP", None, status, error)
-            return "GAVE_UP"
-        self._record(space, job_id, attempt, "PENDING", next_at, status, error)
-        return "PENDING"
+            state, status, error = "GAVE_UP", None, "the job no longer exists"
+        else:
+            status, error = self._send(self.jobs.load(space, item), self.settings.get(space).webhook_secret)
+            if status is not None and 200 <= status < 300:
+                state = "DELIVERED"
+            else:
+                next_at = self.clock.now_ms() + retry_wait_ms(held["attempts"])
+                state = "GAVE_UP" if next_at - held["firstAtMs"] > GIVE_UP_AFTER_MS else "PENDING"
+        self.deliveries.record(
+            space,
+            job_id,
+            attempt=held["attempts"],
+            state=state,
+            next_at_ms=next_at,
+            status=status,
+            error=error,
+            now_ms=self.clock.now_ms(),
+        )
+        return state
 
     def _send(self, job: Job, secret: str | None) -> tuple[int | None, str | None]:
         assert job.callback is not None
@@ -190,24 +195,3 @@ class Dispatcher:
         if 200 <= answer.status_code < 300:
             return answer.status_code, None
         return answer.status_code, f"answered {answer.status_code}"
-
-    def _record(
-        self,
-        space: str,
-        job_id: str,
-        attempt: int,
-        state: str,
-        next_at: int | None,
-        status: int | None,
-        error: str | None,
-    ) -> None:
-        self.deliveries.record(
-            space,
-            job_id,
-            attempt=attempt,
-            state=state,
-            next_at_ms=next_at,
-            status=status,
-            error=error,
-            now_ms=self.clock.now_ms(),
-        )
