@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from devserver import gateway
+from devserver.background import StreamReader, deliver, expire_ttl, tick
 
 START_MS = 1_790_000_000_000
 
@@ -83,3 +84,29 @@ class Api:
 
     def as_token(self, token: str | None) -> Api:
         return Api(token)
+
+
+class Background:
+    """Drives what runs without a request, by hand: the stream handler with the table's
+    real stream records, and the clock handler, each through its Lambda handler."""
+
+    def __init__(self, runtime: Any) -> None:
+        self.runtime = runtime
+        self.reader = StreamReader(runtime)
+
+    def records(self) -> list[dict[str, Any]]:
+        """Stream records written since the last call (not yet handed to the handler)."""
+        return self.reader.read()
+
+    def stream(self, records: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+        """Hand records (by default the new ones) to the stream handler, as Lambda would."""
+        records = self.records() if records is None else records
+        deliver(records)
+        return records
+
+    def tick(self, tick_ms: int = 60_000) -> dict[str, Any]:
+        self.stream()
+        return tick(tick_ms)
+
+    def expire_ttl(self) -> int:
+        return expire_ttl(self.runtime)

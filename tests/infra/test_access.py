@@ -1,0 +1,301 @@
+"""Least privilege: no policy allows a `*` action, each function's role holds exactly its
+entry in `infra.access.ACCESS`, and each entry is exactly what its endpoint calls."""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from devserver import gateway
+from infra.access import ACCESS, TOKEN_PARTITION, Access
+from shared.routes import ROUTES
+from shared.runtime import Runtime
+from tests.infra.cfn import Json, Synthesized, as_list, module_of, resource_suffix, resources, role_statements
+from tests.infra.conftest import STACK
+from tests.support import Api
+
+POLICY_DOCUMENTS = {
+    "AWS::IAM::Policy": "PolicyDocument",
+    "AWS::IAM::ManagedPolicy": "PolicyDocument",
+    "AWS::S3::BucketPolicy": "PolicyDocument",
+    "AWS::SQS::QueuePolicy": "PolicyDocument",
+    "AWS::SNS::TopicPolicy": "PolicyDocument",
+}
+
+
+def test_no_policy_allows_a_wildcard_action(synthesized: Synthesized) -> None:
+    """(The TLS-only bucket and topic policies *deny* `s3:*` and `sns:Publish`: that is fine.)"""
+    for template in synthesized.templates.values():
+        for name, resource in template["Resources"].items():
+            documents = []
+            if resource["Type"] in POLICY_DOCUMENTS:
+                documents.append(resource["Properties"][POLICY_DOCUMENTS[resource["Type"]]])
+            if resource["Type"] == "AWS::IAM::Role":
+                documents.extend(p["PolicyDocument"] for p in resource["Properties"].get("Policies", []))
+            for document in documents:
+                for statement in document["Statement"]:
+                    if statement["Effect"] == "Allow":
+                        assert "NotAction" not in statement, name
+                        assert not [a for a in as_list(statement["Action"]) if "*" in a], (name, statement)
+
+
+def test_every_route_function_and_no_other_module_has_an_access_entry() -> None:
+    modules = {p.stem for p in (Path(__file__).parents[2] / "functions").glob("*.py")} - {"__init__"}
+    assert {r.function for r in ROUTES} <= set(ACCESS) <= modules
+
+
+def _granted(emit: Json, function_id: str) -> Access:
+    """The Access a function's role grants, read back from its policy statements."""
+    table = next(iter(resources(emit, "AWS::DynamoDB::Table")))
+    bucket = next(iter(resources(emit, "AWS::S3::Bucket")))
+    logs = emit["Resources"][function_id]["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
+    found: dict[str, set[str]] = defaultdict(set)
+    tokens_only = False
+    for statement in role_statements(emit, function_id):
+        assert statement["Effect"] == "Allow"
+        actions = as_list(statement["Action"])
+        service = {a.split(":")[0] for a in actions}
+        assert len(service) == 1, statement
+        if service == {"xray"}:
+            assert sorted(actions) == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
+            continue
+        for resource in as_list(statement["Resource"]):
+            owner, suffix = resource_suffix(resource)
+            names = {a.split(":")[1] for a in actions}
+            if service == {"logs"}:
+                assert (owner, suffix, names) == (logs, "", {"CreateLogStream", "PutLogEvents"})
+            elif service == {"dynamodb"} and suffix == "":
+                assert owner == table
+                condition = statement.get("Condition")
+                if condition == {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": [TOKEN_PARTITION]}}:
+                    tokens_only = True
+                elif names & {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem"}:
+                    assert condition == {
+                        "ForAllValues:StringNotEquals": {"dynamodb:LeadingKeys": [TOKEN_PARTITION]}
+                    }
+                else:
+                    assert condition is None
+                found["table"] |= names
+            elif service == {"dynamodb"}:
+                assert (owner, suffix) == (table, "/index/ready")
+                found["index"] |= names
+            else:
+                assert service == {"s3"} and owner == bucket and suffix.startswith("/*/*/"), resource
+                found["gets" if names == {"GetObject"} else "puts"].add(suffix.removeprefix("/*/*/"))
+    return Access(
+        frozenset(found["table"]),
+        frozenset(found["index"]),
+        frozenset(found["gets"]),
+        frozenset(found["puts"]),
+        tokens_only,
+    )
+
+
+def test_each_role_grants_exactly_its_access_entry(synthesized: Synthesized) -> None:
+    emit = synthesized.templates[STACK]
+    for function_id, function in resources(emit, "AWS::Lambda::Function").items():
+        module = module_of(function)
+        assert _granted(emit, function_id) == ACCESS[module], module
+
+
+# -- what each endpoint calls, recorded under moto -----------------------------------------
+
+
+@dataclass
+class Calls:
+    """The DynamoDB and S3 calls made while each function's handler runs."""
+
+    module: str | None = None
+    table: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    index: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    gets: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    puts: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    writes_to: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    """Partition keys each function wrote."""
+    touched: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    """Partition keys each function read or wrote."""
+
+    def access(self, module: str) -> Access:
+        return Access(
+            frozenset(self.table[module]),
+            frozenset(self.index[module]),
+            frozenset(self.gets[module]),
+            frozenset(self.puts[module]),
+            self.touched[module] == {TOKEN_PARTITION},
+        )
+
+    def item(self, action: str, key: dict[str, Any], *, write: bool) -> None:
+        assert self.module is not None, "a call outside any handler"
+        self.table[self.module].add(action)
+        self.touched[self.module].add(key["pk"]["S"])
+        if write:
+            self.writes_to[self.module].add(key["pk"]["S"])
+
+
+_TRANSACTION_ACTIONS = {
+    "Put": "PutItem",
+    "Update": "UpdateItem",
+    "Delete": "DeleteItem",
+    "ConditionCheck": "ConditionCheckItem",
+}
+
+
+class _Recording:
+    """A client that notes each call (as the IAM action it needs) and then makes it."""
+
+    def __init__(self, client: Any, calls: Calls, note: Callable[[Calls, str, dict[str, Any]], None]) -> None:
+        self._client = client
+        self._calls = calls
+        self._note = note
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._client, name)
+
+        def call(**params: Any) -> Any:
+            self._note(self._calls, name, params)
+            return method(**params)
+
+        return call
+
+
+_SINGLE_ITEM = {  # client method -> (IAM action, the parameter holding the key, writes)
+    "get_item": ("GetItem", "Key", False),
+    "put_item": ("PutItem", "Item", True),
+    "update_item": ("UpdateItem", "Key", True),
+    "delete_item": ("DeleteItem", "Key", True),
+}
+
+
+def _note_dynamodb(calls: Calls, name: str, params: dict[str, Any]) -> None:
+    if name in _SINGLE_ITEM:
+        action, holder, write = _SINGLE_ITEM[name]
+        calls.item(action, params[holder], write=write)
+    elif name == "query" and "IndexName" in params:
+        assert calls.module is not None
+        calls.index[calls.module].add("Query")
+    elif name == "query":
+        calls.item("Query", {"pk": params["ExpressionAttributeValues"][":pk"]}, write=False)
+    elif name == "batch_get_item":
+        for request in params["RequestItems"].values():
+            for key in request["Keys"]:
+                calls.item("BatchGetItem", key, write=False)
+    elif name == "batch_write_item":
+        for requests in params["RequestItems"].values():
+            for request in requests:
+                key = (
+                    request["PutRequest"]["Item"]
+                    if "PutRequest" in request
+                    else request["DeleteRequest"]["Key"]
+                )
+                calls.item("BatchWriteItem", key, write=True)
+    elif name == "transact_write_items":
+        for action in params["TransactItems"]:
+            ((kind, body),) = action.items()
+            calls.item(
+                _TRANSACTION_ACTIONS[kind], body.get("Item") or body["Key"], write=kind != "ConditionCheck"
+            )
+    else:
+        raise AssertionError(f"no Access rule knows DynamoDB's {name}")
+
+
+def _note_s3(calls: Calls, name: str, params: dict[str, Any]) -> None:
+    assert calls.module is not None
+    value = params["Key"].rsplit("/", 1)[1]
+    {"get_object": calls.gets, "put_object": calls.puts}[name][calls.module].add(value)
+
+
+@pytest.fixture
+def calls(rt: Runtime, monkeypatch: pytest.MonkeyPatch) -> Iterator[Calls]:
+    recorded = Calls()
+    monkeypatch.setattr(rt.db, "client", _Recording(rt.db.client, recorded, _note_dynamodb))
+    monkeypatch.setattr(rt.blobs, "s3", _Recording(rt.blobs.s3, recorded, _note_s3))
+    invoke = gateway.invoke
+
+    def invoke_as(matched: gateway.Matched, event: dict[str, Any]) -> dict[str, Any]:
+        recorded.module = matched.route.function
+        try:
+            return invoke(matched, event)
+        finally:
+            recorded.module = None
+
+    monkeypatch.setattr(gateway, "invoke", invoke_as)
+    yield recorded
+
+
+def _incompressible(size: int) -> str:
+    """Text zlib cannot shrink much: it lands in S3 past 350 KB, in a side item past 512 bytes."""
+    return base64.b64encode(os.urandom(size * 3 // 4)).decode()
+
+
+def _ok(answer: Any, status: int = 200) -> Any:
+    assert answer.status == status, answer
+    return answer.body
+
+
+def test_each_access_entry_is_exactly_what_its_endpoint_calls(api: Api, calls: Calls) -> None:
+    """Every endpoint, through every branch that reaches another store call: small, side-item
+    and S3 values, keyed creates and their duplicates, lines, events, failures, cancels."""
+    space = "/v1/spaces/billing"
+    # Spaces and tokens.
+    _ok(api.patch(space, {"maxAttempts": 3}))
+    _ok(api.get(space))
+    token = _ok(api.post("/v1/tokens", {"scopes": ["work"], "name": "worker"}), 201)
+    _ok(api.get("/v1/tokens"))
+    _ok(api.delete(f"/v1/tokens/{token['id']}"), 204)
+    # Creates: inline, side-item and S3 payloads; a key taken, then asked for again.
+    jobs = [
+        {"name": "small", "payload": {"n": 1}},
+        {"name": "medium", "payload": {"blob": _incompressible(4_000)}},
+        {"name": "large", "payload": {"blob": _incompressible(600_000)}},
+        {"name": "keyed", "payload": {}, "key": "once"},
+    ]
+    created = [job["id"] for job in _ok(api.post(f"{space}/jobs", {"jobs": jobs}))["jobs"]]
+    assert (
+        _ok(api.post(f"{space}/jobs", {"name": "keyed", "payload": {}, "key": "once"}))["outcome"]
+        == "DUPLICATE"
+    )
+    extra = _ok(api.post(f"{space}/jobs", {"name": "spare", "payload": {}}))["id"]
+    # Claims (every name the space knows), then reports of each kind.
+    claimed = {job["id"]: job for job in _ok(api.post(f"{space}/jobs:claim", {"count": 5}))["jobs"]}
+    small, medium, large, keyed = created
+    assert {small, medium, large, keyed} <= set(claimed)
+    outcomes = _ok(
+        api.post(
+            f"{space}/jobs:report",
+            {
+                "reports": [
+                    {"id": large, "attempt": 1, "complete": {"result": {"blob": _incompressible(600_000)}}},
+                    {"id": medium, "attempt": 1, "complete": {"result": {"blob": _incompressible(4_000)}}},
+                    {
+                        "id": small,
+                        "attempt": 1,
+                        "fail": {"error": "x" * 100},
+                        "lines": [{"level": "INFO", "message": "hello"}],
+                        "event": {"step": 1},
+                    },
+                    {"id": keyed, "attempt": 1, "touch": {}},
+                ]
+            },
+        )
+    )["outcomes"]
+    assert [o.get("status") for o in outcomes] == ["COMPLETED", "COMPLETED", "PENDING", "RUNNING"], outcomes
+    # Reads.
+    _ok(api.get(f"{space}/jobs"))
+    for job in (large, medium):
+        _ok(api.get(f"{space}/jobs/{job}"))
+    _ok(api.get(f"{space}/jobs/{small}/lines"))
+    _ok(api.get(f"{space}/jobs/{small}/events"))
+    _ok(api.post(f"{space}/jobs:cancel", {"ids": [extra]}))
+
+    for route in ROUTES:
+        used, granted = calls.access(route.function), ACCESS[route.function]
+        assert used == granted, f"{route.function} calls {used}\nbut ACCESS grants {granted}"
+        if not ACCESS[route.function].tokens_only:
+            assert TOKEN_PARTITION not in calls.writes_to[route.function], route.function

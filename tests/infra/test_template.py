@@ -1,0 +1,249 @@
+"""The synthesized template: routes and functions, the table, the bucket, alarms, outputs."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from aws_cdk.assertions import Match, Template
+
+from infra import constants
+from infra.constructs.functions import Functions
+from shared.routes import ROUTES, Route
+from shared.runtime import Runtime
+from shared.store.table import READY_INDEX, TTL_ATTRIBUTE, create_table_request
+from tests.infra.cfn import Json, Synthesized, module_of, referenced, resources, route_targets
+from tests.infra.conftest import STACK
+
+HTTP_API_PATH_PART = re.compile(r"^(\{[\w.:-]+\+?\}|[a-zA-Z0-9.:_-]+)$")
+"""What API Gateway accepts in an HTTP API route's path part (aws-constraints 1.5)."""
+
+
+@pytest.fixture(scope="module")
+def emit(synthesized: Synthesized) -> Json:
+    return synthesized.templates[STACK]
+
+
+# -- API ----------------------------------------------------------------------------------
+
+
+def test_every_route_invokes_its_own_function(emit: Json) -> None:
+    targets = route_targets(emit)
+    assert sorted(targets) == sorted(f"{r.method} {r.path}" for r in ROUTES)
+    functions = emit["Resources"]
+    for route in ROUTES:
+        function = functions[targets[f"{route.method} {route.path}"]]
+        assert module_of(function) == route.function
+        assert function["Properties"]["MemorySize"] == route.memory_mb
+        assert function["Properties"]["Timeout"] == route.timeout_s
+    assert len(set(targets.values())) == len(ROUTES), "two routes share a function"
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda r: f"{r.method} {r.path}")
+def test_route_paths_are_legal_http_api_routes(route: Route) -> None:
+    parts = route.path.split("/")[1:]
+    assert all(HTTP_API_PATH_PART.match(part) for part in parts), parts
+
+
+def test_integrations_outlast_every_function(template: Template, emit: Json) -> None:
+    """The gateway waits 30 s, its maximum; each function gives up first."""
+    template.all_resources_properties(
+        "AWS::ApiGatewayV2::Integration",
+        {
+            "IntegrationType": "AWS_PROXY",
+            "PayloadFormatVersion": "2.0",
+            "TimeoutInMillis": constants.INTEGRATION_TIMEOUT_S * 1000,
+        },
+    )
+    for function in resources(emit, "AWS::Lambda::Function").values():
+        assert function["Properties"]["Timeout"] < constants.INTEGRATION_TIMEOUT_S
+
+
+def test_long_polls_answer_before_the_gateway(emit: Json) -> None:
+    (claim,) = [f for f in resources(emit, "AWS::Lambda::Function").values() if module_of(f) == "claim_jobs"]
+    wait_ms = int(claim["Properties"]["Environment"]["Variables"]["EMIT_MAX_WAIT_MS"])
+    # A last poll, the claims and the answer need a few seconds after the wait ends.
+    assert wait_ms + 3_000 <= claim["Properties"]["Timeout"] * 1000 < constants.INTEGRATION_TIMEOUT_S * 1000
+
+
+def test_stage_deploys_itself_and_logs_every_request(template: Template) -> None:
+    template.has_resource_properties(
+        "AWS::ApiGatewayV2::Stage",
+        {
+            "StageName": "$default",
+            "AutoDeploy": True,
+            "AccessLogSettings": {
+                "DestinationArn": Match.any_value(),
+                "Format": Match.string_like_regexp("requestId"),
+            },
+        },
+    )
+
+
+# -- functions ----------------------------------------------------------------------------
+
+
+def test_functions_share_runtime_layers_and_observability(emit: Json) -> None:
+    layers = resources(emit, "AWS::Lambda::LayerVersion")
+    assert len(layers) == 2
+    table = next(iter(resources(emit, "AWS::DynamoDB::Table")))
+    bucket = next(iter(resources(emit, "AWS::S3::Bucket")))
+    for function in resources(emit, "AWS::Lambda::Function").values():
+        props = function["Properties"]
+        assert props["Runtime"] == Functions.RUNTIME.name == "python3.13"
+        assert props["Architectures"] == ["arm64"]
+        assert props["TracingConfig"] == {"Mode": "Active"}
+        assert sorted(referenced(layer) for layer in props["Layers"]) == sorted(layers)
+        assert "LogGroup" in props["LoggingConfig"]
+        assert props["Environment"]["Variables"] == {
+            "EMIT_TABLE": {"Ref": table},
+            "EMIT_BUCKET": {"Ref": bucket},
+            "EMIT_MAX_WAIT_MS": "25000",
+            "EMIT_POLL_MS": "250",
+            "EMIT_SETTINGS_CACHE_MS": "2000",
+            "POWERTOOLS_SERVICE_NAME": "emit",
+            "POWERTOOLS_METRICS_NAMESPACE": "Emit",
+        }
+
+
+def test_the_environment_is_what_the_runtime_reads() -> None:
+    """The variables set above build a Runtime (the deployed functions' own wiring)."""
+    built = Runtime.from_env(
+        {
+            "EMIT_TABLE": "t",
+            "EMIT_BUCKET": "b",
+            "EMIT_MAX_WAIT_MS": str(constants.MAX_CLAIM_WAIT_MS),
+            "EMIT_POLL_MS": str(constants.POLL_MS),
+            "EMIT_SETTINGS_CACHE_MS": str(constants.SETTINGS_CACHE_MS),
+        }
+    )
+    assert (built.queue_config.max_wait_ms, built.queue_config.poll_ms) == (25_000, 250)
+    assert built.settings_cache_ms == 2_000
+
+
+def test_every_function_logs_to_its_own_group_for_a_month(emit: Json) -> None:
+    groups = resources(emit, "AWS::Logs::LogGroup")
+    used = [
+        referenced(f["Properties"]["LoggingConfig"]["LogGroup"])
+        for f in resources(emit, "AWS::Lambda::Function").values()
+    ]
+    assert len(set(used)) == len(used) == len(ROUTES)
+    assert all(groups[g]["Properties"]["RetentionInDays"] == 30 for g in used)
+
+
+# -- data ---------------------------------------------------------------------------------
+
+
+def test_table_is_the_one_the_store_creates(template: Template) -> None:
+    request = create_table_request("mirror")
+    template.resource_count_is("AWS::DynamoDB::Table", 1)
+    template.has_resource_properties(
+        "AWS::DynamoDB::Table",
+        {
+            "BillingMode": "PAY_PER_REQUEST",
+            "KeySchema": request["KeySchema"],
+            "AttributeDefinitions": Match.array_equals(request["AttributeDefinitions"]),
+            "GlobalSecondaryIndexes": [
+                {
+                    "IndexName": READY_INDEX,
+                    "KeySchema": request["GlobalSecondaryIndexes"][0]["KeySchema"],
+                    "Projection": request["GlobalSecondaryIndexes"][0]["Projection"],
+                }
+            ],
+            "StreamSpecification": {"StreamViewType": "NEW_AND_OLD_IMAGES"},
+            "TimeToLiveSpecification": {"AttributeName": TTL_ATTRIBUTE, "Enabled": True},
+            "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+            "DeletionProtectionEnabled": True,
+        },
+    )
+    template.has_resource(
+        "AWS::DynamoDB::Table", {"DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain"}
+    )
+
+
+def test_throwaway_stacks_are_deleted_with_their_data(throwaway: Template) -> None:
+    throwaway.has_resource_properties("AWS::DynamoDB::Table", {"DeletionProtectionEnabled": False})
+    for kind in ("AWS::DynamoDB::Table", "AWS::S3::Bucket", "AWS::Logs::LogGroup"):
+        throwaway.all_resources(kind, {"DeletionPolicy": "Delete"})
+
+
+def test_bucket_is_private_encrypted_tls_only_and_expires_values(template: Template) -> None:
+    template.has_resource_properties(
+        "AWS::S3::Bucket",
+        {
+            "BucketEncryption": {
+                "ServerSideEncryptionConfiguration": [
+                    {"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}
+                ]
+            },
+            "PublicAccessBlockConfiguration": {
+                "BlockPublicAcls": True,
+                "BlockPublicPolicy": True,
+                "IgnorePublicAcls": True,
+                "RestrictPublicBuckets": True,
+            },
+            "OwnershipControls": {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]},
+            "LifecycleConfiguration": {
+                "Rules": [
+                    Match.object_like(
+                        {
+                            "Status": "Enabled",
+                            "ExpirationInDays": constants.BLOB_EXPIRY_DAYS,
+                            "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 1},
+                        }
+                    )
+                ]
+            },
+        },
+    )
+    template.has_resource_properties(
+        "AWS::S3::BucketPolicy",
+        {
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [
+                        Match.object_like(
+                            {"Effect": "Deny", "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
+                        )
+                    ]
+                )
+            }
+        },
+    )
+
+
+def test_values_outlive_the_longest_job_the_contract_allows() -> None:
+    """A year's delay, a year unclaimed, a year of retention: 1,095 days, and a margin."""
+    assert constants.BLOB_EXPIRY_DAYS > 3 * 365
+
+
+# -- operations ---------------------------------------------------------------------------
+
+
+def test_alarms_cover_every_function_and_the_api_and_notify_the_topic(template: Template, emit: Json) -> None:
+    alarms = list(resources(emit, "AWS::CloudWatch::Alarm").values())
+    (topic,) = resources(emit, "AWS::SNS::Topic")
+    watched = {
+        (alarm["Properties"]["MetricName"], referenced(alarm["Properties"]["Dimensions"][0]["Value"]))
+        for alarm in alarms
+        if alarm["Properties"].get("Namespace") == "AWS/Lambda"
+    }
+    for function in resources(emit, "AWS::Lambda::Function"):
+        assert {("Errors", function), ("Throttles", function)} <= watched
+    template.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {"Namespace": "AWS/ApiGateway", "MetricName": "5xx", "Threshold": constants.API_5XX_THRESHOLD},
+    )
+    for alarm in alarms:
+        assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic}]
+    template.resource_count_is("AWS::CloudWatch::Dashboard", 1)
+
+
+def test_outputs_name_the_api_and_the_table(template: Template, emit: Json) -> None:
+    outputs = emit["Outputs"]
+    table = next(iter(resources(emit, "AWS::DynamoDB::Table")))
+    assert outputs[constants.TABLE_NAME_OUTPUT]["Value"] == {"Ref": table}
+    assert "execute-api" in str(outputs[constants.API_URL_OUTPUT]["Value"])
+    assert {constants.BUCKET_NAME_OUTPUT, constants.ALARM_TOPIC_OUTPUT, constants.DASHBOARD_OUTPUT} <= set(
+        outputs
+    )

@@ -1,0 +1,165 @@
+"""Callbacks: delivered from the stream, retried by the clock, signed, safe to repeat."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from shared.callbacks import TargetPolicy
+from shared.runtime import Runtime
+from tests.support import Api, Background, ManualClock
+from tests.timers.conftest import SECRET, Receiver, verify
+
+JOBS = "/v1/spaces/hooks/jobs"
+HOOK = "https://api.example.com/webhooks/emit"
+
+
+def finish(api: Api, how: dict, **job: object) -> str:
+    job_id = api.post(
+        JOBS, {"name": "render", "callback": {"url": HOOK, "headers": {"x-tenant": "acme"}}, **job}
+    ).body["id"]
+    if how == {"cancel": True}:
+        api.post(f"{JOBS}:cancel", [job_id])
+    else:
+        [held] = api.post(f"{JOBS}:claim", {"count": 1}).body["jobs"]
+        api.post(f"{JOBS}:report", {"id": job_id, "attempt": held["attempt"], **how})
+    return str(job_id)
+
+
+def delivery(api: Api, job_id: str) -> dict:
+    return dict(api.get(f"{JOBS}/{job_id}").body["callback"]["delivery"])
+
+
+@pytest.fixture(autouse=True)
+def secret(api: Api) -> None:
+    api.patch("/v1/spaces/hooks", {"webhookSecret": SECRET})
+
+
+def test_a_completed_job_calls_back_signed_with_its_headers(
+    api: Api, bg: Background, receiver: Receiver, clock: ManualClock
+) -> None:
+    job_id = finish(api, {"complete": {"result": {"url": "https://files.example.com/rep_881.pdf"}}})
+    assert delivery(api, job_id)["state"] == "PENDING"
+    bg.stream()
+    [call] = receiver.calls
+    assert call.method == "POST" and str(call.url) == HOOK and call.headers["x-tenant"] == "acme"
+    assert verify(SECRET, call.headers["Emit-Signature"], call.content) == clock.now_ms()
+    assert receiver.bodies() == [
+        {
+            "jobId": job_id,
+            "space": "hooks",
+            "name": "render",
+            "status": "completed",
+            "attempt": 1,
+            "timestamp": clock.now_ms(),
+            "result": {"url": "https://files.example.com/rep_881.pdf"},
+        }
+    ]
+    shown = delivery(api, job_id)
+    assert (shown["state"], shown["attempts"], shown["lastStatus"]) == ("DELIVERED", 1, 204)
+
+
+@pytest.mark.parametrize(
+    ("how", "status", "result"),
+    [
+        ({"fail": {"error": "card declined", "unrecoverable": True}}, "failed", "card declined"),
+        ({"cancel": True}, "cancelled", None),
+    ],
+)
+def test_failed_and_cancelled_jobs_call_back_too(
+    api: Api, bg: Background, receiver: Receiver, how: dict, status: str, result: object
+) -> None:
+    finish(api, how)
+    bg.stream()
+    [body] = receiver.bodies()
+    assert (body["status"], body["result"]) == (status, result)
+
+
+def test_a_failing_receiver_is_tried_again_after_5_s_then_doubling(
+    api: Api, bg: Background, receiver: Receiver, clock: ManualClock
+) -> None:
+    receiver.answers = [500, httpx.ConnectTimeout("no answer"), 204]
+    job_id = finish(api, {"complete": {}})
+    bg.stream()
+    assert delivery(api, job_id)["state"] == "PENDING" and delivery(api, job_id)["lastStatus"] == 500
+    clock.advance(4_999)
+    bg.tick()
+    assert len(receiver.calls) == 1
+    clock.advance(1)
+    bg.tick()
+    assert len(receiver.calls) == 2
+    assert delivery(api, job_id)["lastError"].startswith("ConnectTimeout")
+    clock.advance(9_999)
+    bg.tick()
+    assert len(receiver.calls) == 2
+    clock.advance(1)
+    bg.tick()
+    assert len(receiver.calls) == 3 and delivery(api, job_id)["state"] == "DELIVERED"
+    assert len({c.content for c in receiver.calls}) == 1, "every try sends the same body"
+
+
+def test_it_gives_up_after_about_a_day(
+    api: Api, bg: Background, receiver: Receiver, clock: ManualClock
+) -> None:
+    receiver.answers = [503] * 100
+    job_id = finish(api, {"complete": {}})
+    bg.stream()
+    for _ in range(60):
+        clock.advance(3_600_000)
+        bg.tick()
+        if delivery(api, job_id)["state"] != "PENDING":
+            break
+    shown = delivery(api, job_id)
+    assert shown["state"] == "GAVE_UP"
+    assert 15 <= shown["attempts"] <= 40, "5 s doubling to an hour apart, for about a day"
+    calls = len(receiver.calls)
+    clock.advance(3_600_000)
+    bg.tick()
+    assert len(receiver.calls) == calls
+
+
+def test_duplicate_and_reordered_stream_records_send_one_callback(
+    api: Api, bg: Background, receiver: Receiver
+) -> None:
+    finish(api, {"complete": {}})
+    records = bg.records()
+    bg.stream(records)
+    bg.stream(records)
+    bg.stream(list(reversed(records)))
+    bg.tick()
+    assert len(receiver.calls) == 1
+
+
+def test_no_signature_without_a_secret(api: Api, bg: Background, receiver: Receiver) -> None:
+    api.patch("/v1/spaces/hooks", {"webhookSecret": None})
+    finish(api, {"complete": {}})
+    bg.stream()
+    assert "Emit-Signature" not in receiver.calls[0].headers
+
+
+def test_internal_targets_are_refused_on_aws(rt: Runtime, api: Api) -> None:
+    rt.queue.targets = TargetPolicy(allow_private=False)
+    for url in (
+        "http://127.0.0.1:8080/x",
+        "http://169.254.169.254/latest",
+        "http://10.1.2.3/",
+        "http://localhost/",
+    ):
+        answer = api.post(JOBS, {"name": "n", "callback": {"url": url}})
+        assert answer.status == 400, url
+        assert (
+            answer.body["message"]
+            == "callback.url: may not be a loopback, private, link-local or metadata address"
+        )
+    assert api.post(JOBS, {"name": "n", "callback": {"url": HOOK}}).status == 200
+
+
+def test_a_name_that_resolves_to_an_internal_address_is_refused_when_sent(
+    rt: Runtime, api: Api, bg: Background, receiver: Receiver
+) -> None:
+    policy = TargetPolicy(allow_private=False, resolve=lambda host: ["10.0.0.7"])
+    rt.queue.targets = rt.dispatcher.policy = policy
+    job_id = finish(api, {"complete": {}})
+    bg.stream()
+    assert receiver.calls == []
+    assert "resolves to 10.0.0.7" in delivery(api, job_id)["lastError"]

@@ -1,0 +1,93 @@
+"""Lease expiry, driven by the clock handler with a clock moved by hand."""
+
+from __future__ import annotations
+
+from tests.support import Api, Background, ManualClock
+
+JOBS = "/v1/spaces/work/jobs"
+
+
+def claim(api: Api, **body: object) -> dict:
+    [held] = api.post(f"{JOBS}:claim", {"count": 1, **body}).body["jobs"]
+    return dict(held)
+
+
+def test_a_silent_worker_loses_the_attempt_and_the_next_worker_gets_the_job(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    job_id = api.post(JOBS, {"name": "n", "backoffMs": 2_000}).body["id"]
+    first = claim(api, leaseMs=10_000)
+    clock.advance(9_999)
+    bg.tick()
+    assert api.get(f"{JOBS}/{job_id}").body["status"] == "RUNNING"
+    clock.advance(1)
+    bg.tick()
+    job = api.get(f"{JOBS}/{job_id}").body
+    assert (job["status"], job["error"], job["failures"]) == ("PENDING", "lease expired", 1)
+    assert job["readyAtMs"] == clock.now_ms() + 2_000, "the attempt counts as failed: it waits its backoff"
+    clock.advance(2_000)
+    second = claim(api)
+    assert second["attempt"] == 2
+    late = api.post(f"{JOBS}:report", {"id": job_id, "attempt": first["attempt"], "complete": {}})
+    assert late.body["outcomes"][0]["rejection"]["reason"] == "STALE"
+
+
+def test_out_of_attempts_the_job_fails_and_leaves_the_in_flight_count(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    job_id = api.post(JOBS, {"name": "n", "maxAttempts": 1}).body["id"]
+    claim(api, leaseMs=1_000)
+    clock.advance(1_000)
+    bg.tick()
+    job = api.get(f"{JOBS}/{job_id}").body
+    assert (job["status"], job["error"]) == ("FAILED", "lease expired")
+    assert api.get("/v1/spaces/work").body["inFlight"] == 0
+
+
+def test_a_renewed_lease_is_not_expired_at_its_old_end(api: Api, bg: Background, clock: ManualClock) -> None:
+    job_id = api.post(JOBS, {"name": "n"}).body["id"]
+    held = claim(api, leaseMs=5_000)
+    clock.advance(4_000)
+    api.post(f"{JOBS}:report", {"id": job_id, "attempt": held["attempt"], "touch": {"leaseMs": 5_000}})
+    clock.advance(1_000)
+    bg.tick()
+    assert api.get(f"{JOBS}/{job_id}").body["status"] == "RUNNING"
+    clock.advance(3_999)
+    bg.tick()
+    assert api.get(f"{JOBS}/{job_id}").body["status"] == "RUNNING"
+    clock.advance(1)
+    bg.tick()
+    assert api.get(f"{JOBS}/{job_id}").body["status"] == "PENDING"
+
+
+def test_ticks_that_repeat_or_come_late_expire_an_attempt_once(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    job_id = api.post(JOBS, {"name": "n"}).body["id"]
+    claim(api, leaseMs=1_000)
+    clock.advance(60_000)
+    for _ in range(3):
+        bg.tick()
+    job = api.get(f"{JOBS}/{job_id}").body
+    assert job["failures"] == 1 and job["attempt"] == 1
+
+
+def test_a_job_reported_before_its_lease_ends_is_left_alone(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    job_id = api.post(JOBS, {"name": "n"}).body["id"]
+    held = claim(api, leaseMs=1_000)
+    api.post(f"{JOBS}:report", {"id": job_id, "attempt": held["attempt"], "complete": {"result": 1}})
+    clock.advance(5_000)
+    bg.tick()
+    job = api.get(f"{JOBS}/{job_id}").body
+    assert job["status"] == "COMPLETED" and job["failures"] == 0
+
+
+def test_many_claims_expire_together(api: Api, bg: Background, clock: ManualClock) -> None:
+    api.post(JOBS, [{"name": "n", "maxAttempts": 1}] * 30)
+    api.post(f"{JOBS}:claim", {"count": 30, "leaseMs": 1_000})
+    clock.advance(1_000)
+    report = bg.tick()
+    assert report["expired"] == 30
+    assert {j["status"] for j in api.get(JOBS).body["jobs"]} == {"FAILED"}
