@@ -79,7 +79,8 @@ class DueBuckets:
                 "pk = :pk AND sk <= :now",
                 vals={":pk": f"LEASE#{n}", ":now": f"{now_ms:013d}#~"},
                 limit=limit,
-                consistent=True,
+                # A bucket written a moment ago and missed here is found on the next tick.
+                consistent=False,
             )
             found += [Bucket({"pk": r["pk"], "sk": r["sk"]}, r["space"], decode(r["jobs"])) for r in rows]
         return found
