@@ -2,7 +2,8 @@
 
 Creates 1,000 jobs with 1 KB JSON payloads in batches of 100, claims them 100 at a
 time, and completes them in reports of 100, through the same domain code the Lambda
-handlers call, on an in-memory DynamoDB. Every request is costed by `bench.capacity`
+handlers call, on an in-memory DynamoDB; then lets the leases' ends pass and runs the
+clock's lease check, which every claim costs later. Every request is costed by `bench.capacity`
 from the sizes of the items it writes and reads, under DynamoDB's published rules
 (moto's own ConsumedCapacity figures are not DynamoDB's).
 
@@ -23,7 +24,8 @@ from moto import mock_aws
 
 from bench.capacity import CapacityMeter, Usage
 from devserver.wiring import BUCKET, REGION, TABLE, ensure_table, local_environment
-from shared.clock import SystemClock
+from shared.clock import ManualClock
+from shared.sweeper import TickReport
 from shared.runtime import Runtime
 from shared.schema import NewJob
 
@@ -71,7 +73,8 @@ def run(*, jobs: int, batch: int, payload: Any) -> dict[str, Usage]:
         ensure_table(client)
         s3 = boto3.client("s3", region_name=REGION)
         s3.create_bucket(Bucket=BUCKET)
-        rt = Runtime(clock=SystemClock(), dynamodb=client, s3=s3, table=TABLE, bucket=BUCKET)
+        clock = ManualClock()
+        rt = Runtime(clock=clock, dynamodb=client, s3=s3, table=TABLE, bucket=BUCKET)
         rng = random.Random(7)
         meter = CapacityMeter(client)
         meter.attach()
@@ -102,6 +105,14 @@ def run(*, jobs: int, batch: int, payload: Any) -> dict[str, Usage]:
             if any(o.get("status") != "COMPLETED" for o in outcomes):
                 raise RuntimeError(f"a report was refused: {outcomes}")
         phases["complete"] = meter.usage
+
+        meter.reset()
+        clock.advance(24 * 3_600_000)
+        report = TickReport()
+        rt.sweeper.expire_leases(report)
+        if report.expired:
+            raise RuntimeError(f"{report.expired} completed jobs were expired")
+        phases["lease check"] = meter.usage
         meter.detach()
         return phases
 
@@ -116,13 +127,13 @@ def total(phases: dict[str, Usage]) -> Usage:
 
 
 def describe(name: str, phases: dict[str, Usage], jobs: int) -> list[str]:
-    lines = [f"{name}:", f"  {'phase':<10}{'write units':>14}{'read units':>14}{'calls':>10}   (per job)"]
+    lines = [f"{name}:", f"  {'phase':<12}{'write units':>12}{'read units':>14}{'calls':>10}   (per job)"]
     for phase, usage in phases.items():
         w, r, c = usage.write_units / jobs, usage.read_units / jobs, usage.calls / jobs
-        lines.append(f"  {phase:<10}{w:>14.3f}{r:>14.3f}{c:>10.3f}")
+        lines.append(f"  {phase:<12}{w:>12.3f}{r:>14.3f}{c:>10.3f}")
         for op, figures in sorted(usage.by_operation.items()):
             lines.append(
-                f"    {op:<22}{figures['write_units'] / jobs:>10.3f}"
+                f"    {op:<20}{figures['write_units'] / jobs:>10.3f}"
                 f"{figures['read_units'] / jobs:>14.3f}{figures['calls'] / jobs:>10.3f}"
             )
     return lines

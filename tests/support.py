@@ -4,31 +4,12 @@ same gateway code as `emit dev` (route match, API Gateway v2 event, Lambda handl
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
 from devserver import gateway
 from devserver.background import StreamReader, deliver, expire_ttl, tick
-
-START_MS = 1_790_000_000_000
-
-
-class ManualClock:
-    def __init__(self, start_ms: int = START_MS) -> None:
-        self._ms = start_ms
-        self._lock = threading.Lock()
-
-    def now_ms(self) -> int:
-        return self._ms
-
-    def sleep(self, seconds: float) -> None:
-        self.advance(int(seconds * 1000))
-
-    def advance(self, ms: int) -> None:
-        with self._lock:
-            self._ms += ms
 
 
 @dataclass

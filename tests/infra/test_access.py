@@ -51,6 +51,9 @@ def test_every_route_function_and_no_other_module_has_an_access_entry() -> None:
     assert {r.function for r in ROUTES} <= set(ACCESS) <= modules
 
 
+_S3_ACTIONS = {"GetObject": "gets", "PutObject": "puts", "DeleteObject": "deletes"}
+
+
 def _granted(emit: Json, function_id: str) -> Access:
     """The Access a function's role grants, read back from its policy statements."""
     table = next(iter(resources(emit, "AWS::DynamoDB::Table")))
@@ -88,12 +91,14 @@ def _granted(emit: Json, function_id: str) -> Access:
                 found["index"] |= names
             else:
                 assert service == {"s3"} and owner == bucket and suffix.startswith("/*/*/"), resource
-                found["gets" if names == {"GetObject"} else "puts"].add(suffix.removeprefix("/*/*/"))
+                (action,) = names
+                found[_S3_ACTIONS[action]].add(suffix.removeprefix("/*/*/"))
     return Access(
         frozenset(found["table"]),
         frozenset(found["index"]),
         frozenset(found["gets"]),
         frozenset(found["puts"]),
+        frozenset(found["deletes"]),
         tokens_only,
     )
 
@@ -117,6 +122,7 @@ class Calls:
     index: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     gets: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     puts: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    deletes: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     writes_to: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     """Partition keys each function wrote."""
     touched: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
@@ -128,6 +134,7 @@ class Calls:
             frozenset(self.index[module]),
             frozenset(self.gets[module]),
             frozenset(self.puts[module]),
+            frozenset(self.deletes[module]),
             self.touched[module] == {TOKEN_PARTITION},
         )
 
@@ -208,7 +215,9 @@ def _note_dynamodb(calls: Calls, name: str, params: dict[str, Any]) -> None:
 def _note_s3(calls: Calls, name: str, params: dict[str, Any]) -> None:
     assert calls.module is not None
     value = params["Key"].rsplit("/", 1)[1]
-    {"get_object": calls.gets, "put_object": calls.puts}[name][calls.module].add(value)
+    {"get_object": calls.gets, "put_object": calls.puts, "delete_object": calls.deletes}[name][
+        calls.module
+    ].add(value)
 
 
 @pytest.fixture
