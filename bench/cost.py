@@ -25,9 +25,9 @@ from moto import mock_aws
 from bench.capacity import CapacityMeter, Usage
 from devserver.wiring import BUCKET, REGION, TABLE, ensure_table, local_environment
 from shared.clock import ManualClock
-from shared.sweeper import TickReport
 from shared.runtime import Runtime
 from shared.schema import NewJob
+from shared.sweeper import TickReport
 
 SPACE = "bench"
 TARGET_WRITE_UNITS = 6

@@ -7,10 +7,11 @@ import pytest
 from moto import mock_aws
 
 from devserver.wiring import LOCAL_ENV, build_runtime
+from shared.clock import ManualClock
 from shared.queue import QueueConfig
 from shared.runtime import Runtime, install
 from shared.schema import NewToken
-from tests.support import Api, ManualClock
+from tests.support import Api
 
 os.environ.update(LOCAL_ENV)
 

@@ -7,9 +7,10 @@ import threading
 
 import pytest
 
+from shared.clock import ManualClock
 from shared.runtime import Runtime
 from tests.conftest import mint
-from tests.support import Api, ManualClock
+from tests.support import Api
 
 JOBS = "/v1/spaces/billing/jobs"
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from shared.clock import ManualClock
 from shared.runtime import Runtime
 from tests.conftest import mint
-from tests.support import Api, ManualClock
+from tests.support import Api
 
 JOBS = "/v1/spaces/work/jobs"
 

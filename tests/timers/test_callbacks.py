@@ -6,8 +6,9 @@ import httpx
 import pytest
 
 from shared.callbacks import TargetPolicy
+from shared.clock import ManualClock
 from shared.runtime import Runtime
-from tests.support import Api, Background, ManualClock
+from tests.support import Api, Background
 from tests.timers.conftest import SECRET, Receiver, verify
 
 JOBS = "/v1/spaces/hooks/jobs"

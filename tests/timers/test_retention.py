@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 
+from shared.clock import ManualClock
 from shared.runtime import Runtime
 from shared.store import keys
-from tests.support import Api, Background, ManualClock
+from tests.support import Api, Background
 from tests.timers.conftest import Receiver
 
 JOBS = "/v1/spaces/keep/jobs"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests.support import Api, Background, ManualClock
+from shared.clock import ManualClock
+from tests.support import Api, Background
 
 JOBS = "/v1/spaces/work/jobs"
 DAY = 86_400_000
