@@ -44,6 +44,8 @@ class QueueConfig:
     """Longest a claim waits for work; below the gateway's integration timeout on AWS."""
     poll_ms: int = 100
     """How often a waiting claim looks again."""
+    claim_payload_bytes: int = limits.MAX_CLAIM_PAYLOAD_BYTES
+    """Where a claim's answer stops; on AWS, under Lambda's 6 MB response limit."""
 
 
 class Queue:
@@ -189,7 +191,7 @@ class Queue:
                 count=count,
                 now_ms=now,
                 lease_ms=lease_ms,
-                payload_budget=limits.MAX_CLAIM_PAYLOAD_BYTES,
+                payload_budget=self.config.claim_payload_bytes,
             )
             if claimed or now >= deadline:
                 return [

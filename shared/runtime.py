@@ -109,6 +109,8 @@ class Runtime:
             queue_config=QueueConfig(
                 max_wait_ms=int(env.get("EMIT_MAX_WAIT_MS", "25000")),
                 poll_ms=int(env.get("EMIT_POLL_MS", "250")),
+                # 6 MB less JSON overhead: the answer must fit a Lambda response.
+                claim_payload_bytes=int(env.get("EMIT_CLAIM_PAYLOAD_BYTES", str(5 * 1024 * 1024))),
             ),
             settings_cache_ms=int(env.get("EMIT_SETTINGS_CACHE_MS", "2000")),
             dev_token=env.get("EMIT_DEV_TOKEN") or None,
