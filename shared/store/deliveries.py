@@ -68,14 +68,7 @@ class DeliveryStore:
         update.names["#sendingUntilMs"] = "sendingUntilMs"
         update.vals[":now"] = now_ms
         try:
-            return self.db.update(
-                keys.delivery(space, job_id),
-                update.expression(),
-                condition=update.condition(),
-                names=update.names,
-                vals=update.vals,
-                returns="ALL_NEW",
-            )
+            return self.db.apply(keys.delivery(space, job_id), update, returns="ALL_NEW")
         except ConditionFailed:
             return None
 
@@ -111,13 +104,7 @@ class DeliveryStore:
         # A failed condition: another sender's hold ran out and it took a later attempt;
         # its result stands.
         with contextlib.suppress(ConditionFailed):
-            self.db.update(
-                keys.delivery(space, job_id),
-                update.expression(),
-                condition=update.condition(),
-                names=update.names,
-                vals=update.vals,
-            )
+            self.db.apply(keys.delivery(space, job_id), update)
 
     def delete(self, space: str, job_id: str) -> None:
         self.db.delete(keys.delivery(space, job_id))

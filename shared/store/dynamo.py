@@ -121,6 +121,17 @@ class Dynamo:
         answer = self._conditional(self.client.update_item, params)
         return deserialize(answer.get("Attributes", {}))
 
+    def apply(self, key: Mapping[str, str], update: Any, *, returns: str = "NONE") -> Item:
+        """Run an UpdateItem built by `shared.store.codec.UpdateBuilder`."""
+        return self.update(
+            key,
+            update.expression(),
+            condition=update.condition(),
+            names=update.names,
+            vals=update.vals,
+            returns=returns,
+        )
+
     def delete(
         self,
         key: Mapping[str, str],

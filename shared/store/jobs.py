@@ -300,25 +300,8 @@ class JobStore:
             update.set(attribute, value)
         if extra is not None:
             extra(update)
-        return self.db.update(
-            keys.job(space, job_id),
-            update.expression(),
-            condition=update.condition(),
-            names=update.names,
-            vals=update.vals,
-            returns="ALL_NEW",
-        )
+        return self.db.apply(keys.job(space, job_id), update, returns="ALL_NEW")
 
-    def update_plain(self, space: str, job_id: str, update: UpdateBuilder) -> Item:
-        """A guarded write that changes no status (a report with only progress, lines or an event)."""
-        return self.db.update(
-            keys.job(space, job_id),
-            update.expression(),
-            condition=update.condition(),
-            names=update.names,
-            vals=update.vals,
-            returns="ALL_NEW",
-        )
 
 
 def _item(record: NewRecord) -> Item:
