@@ -93,7 +93,7 @@ def build_runtime(
         s3=Serialized(s3, threading.Lock()),
         table=TABLE,
         bucket=BUCKET,
-        queue_config=queue_config or QueueConfig(max_wait_ms=60_000, poll_ms=50),
+        queue_config=queue_config or QueueConfig(max_wait_ms=60_000),
         settings_cache_ms=settings_cache_ms,
         dev_token=dev_token,
         # Locally a callback receiver on 127.0.0.1 is the point; on AWS it is refused.

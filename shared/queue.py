@@ -42,8 +42,10 @@ ROOM_RETRY_MS = 1_000
 class QueueConfig:
     max_wait_ms: int = limits.MAX_CLAIM_WAIT_MS
     """Longest a claim waits for work; below the gateway's integration timeout on AWS."""
-    poll_ms: int = 100
-    """How often a waiting claim looks again."""
+    poll_ms: int = 50
+    """How soon a waiting claim first looks again; the pause doubles while nothing comes."""
+    poll_max_ms: int = 200
+    """The longest pause between looks: how late a waiting claim may see new work."""
     claim_payload_bytes: int = limits.MAX_CLAIM_PAYLOAD_BYTES
     """Where a claim's answer stops; on AWS, under Lambda's 6 MB response limit."""
 
@@ -182,6 +184,7 @@ class Queue:
     ) -> list[dict[str, Any]]:
         """Hand out up to `count` jobs, oldest first; with `wait_ms`, wait for work to arrive."""
         deadline = self.clock.now_ms() + min(wait_ms, self.config.max_wait_ms)
+        pause = self.config.poll_ms
         while True:
             now = self.clock.now_ms()
             wanted = sorted(set(names)) if names else self.spaces.names(space)
@@ -198,7 +201,9 @@ class Queue:
                     render.claimed(self.jobs.load(space, c.item, bodies=False), _json(c.payload))
                     for c in claimed
                 ]
-            self.clock.sleep(min(self.config.poll_ms, deadline - now) / 1000)
+            self.clock.sleep(min(pause, deadline - now) / 1000)
+            # Every look costs reads: an idle worker looks less and less often, up to a limit.
+            pause = min(pause * 2, self.config.poll_max_ms)
 
     # -- report ---------------------------------------------------------------
 

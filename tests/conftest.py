@@ -24,7 +24,7 @@ def clock() -> ManualClock:
 @pytest.fixture
 def rt(clock: ManualClock) -> Iterator[Runtime]:
     with mock_aws():
-        runtime = build_runtime(clock=clock, queue_config=QueueConfig(max_wait_ms=60_000, poll_ms=100))
+        runtime = build_runtime(clock=clock, queue_config=QueueConfig(max_wait_ms=60_000))
         install(runtime)
         yield runtime
         install(None)
