@@ -43,3 +43,9 @@ bench: install
 
 clean:
 	rm -rf $(VENV) cdk.out .pytest_cache .mypy_cache .ruff_cache
+
+.PHONY: synth
+## Synthesize the CloudFormation template into cdk.out/, offline and without Docker (the first
+## run fetches the functions' pinned dependencies from PyPI into build/; later runs reuse them).
+synth: install
+	$(BIN)/python -m infra.app

@@ -34,12 +34,13 @@ WRITE_ACTIONS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteIte
 class Access:
     """One function's use of the data: DynamoDB actions (without the `dynamodb:` prefix)
     on the table and on the ready index, and the S3 values (payload, result, error) it
-    reads and writes."""
+    reads, writes and deletes."""
 
     table: frozenset[str]
     index: frozenset[str] = frozenset()
     gets: frozenset[str] = frozenset()
     puts: frozenset[str] = frozenset()
+    deletes: frozenset[str] = frozenset()
     tokens_only: bool = False
     """Every item it touches is a token item."""
 
@@ -85,7 +86,9 @@ ACCESS: Mapping[str, Access] = {
     "report_jobs": Access(_set("GetItem", "PutItem", "UpdateItem", "BatchWriteItem"), puts=_set("result")),
     "cancel_jobs": Access(_set("GetItem", "UpdateItem")),
     "get_space": Access(_set("GetItem", "Query")),
-    "update_space": Access(_set("GetItem", "Query", "UpdateItem")),
+    # The settings (GetItem, UpdateItem), the space's listing for the clock (PutItem),
+    # then the space as GET answers it (Query, GetItem).
+    "update_space": Access(_set("GetItem", "Query", "UpdateItem", "PutItem")),
     "create_token": Access(_set("GetItem", "PutItem"), tokens_only=True),
     "list_tokens": Access(_set("GetItem", "Query"), tokens_only=True),
     "revoke_token": Access(_set("GetItem", "DeleteItem"), tokens_only=True),
@@ -129,20 +132,17 @@ def statements(
         out.append(
             iam.PolicyStatement(sid="ReadyIndex", actions=_actions(access.index), resources=[index_arn])
         )
-    if access.gets:
-        out.append(
-            iam.PolicyStatement(
-                sid="ReadValues",
-                actions=["s3:GetObject"],
-                resources=[bucket.arn_for_objects(s3_key("*", "*", name)) for name in sorted(access.gets)],
+    for sid, action, names in (
+        ("ReadValues", "s3:GetObject", access.gets),
+        ("WriteValues", "s3:PutObject", access.puts),
+        ("DeleteValues", "s3:DeleteObject", access.deletes),
+    ):
+        if names:
+            out.append(
+                iam.PolicyStatement(
+                    sid=sid,
+                    actions=[action],
+                    resources=[bucket.arn_for_objects(s3_key("*", "*", name)) for name in sorted(names)],
+                )
             )
-        )
-    if access.puts:
-        out.append(
-            iam.PolicyStatement(
-                sid="WriteValues",
-                actions=["s3:PutObject"],
-                resources=[bucket.arn_for_objects(s3_key("*", "*", name)) for name in sorted(access.puts)],
-            )
-        )
     return out

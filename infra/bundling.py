@@ -58,7 +58,8 @@ def dependencies_layer(python_version: str, platforms: Sequence[str], lock: Path
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise RuntimeError(
-                f"pip could not install the Lambda dependencies (PyPI is needed the first time):\n{done.stderr}"
+                "pip could not install the Lambda dependencies (it needs PyPI the first time):\n"
+                + done.stderr
             )
         _make_portable(staging / "python")
     return target

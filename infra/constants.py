@@ -51,9 +51,9 @@ PATCH takes effect everywhere within that."""
 
 # -- logs ---------------------------------------------------------------------------------
 
-LOG_RETENTION_DAYS = 30
-"""Function and access logs: long enough to investigate last month's incident, short
-enough that storage stays cents."""
+LOG_RETENTION = "ONE_MONTH"
+"""Function and access logs (a `logs.RetentionDays` member): long enough to investigate
+last month's incident, short enough that storage stays cents."""
 
 # -- data ---------------------------------------------------------------------------------
 

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Duration, RemovalPolicy, Validations
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from infra import constants
+from infra.nag import acknowledge
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE, create_table_request
 
-_TYPES = {"S": dynamodb.AttributeType.STRING, "N": dynamodb.AttributeType.NUMBER, "B": dynamodb.AttributeType.BINARY}
+_TYPES = {
+    "S": dynamodb.AttributeType.STRING,
+    "N": dynamodb.AttributeType.NUMBER,
+    "B": dynamodb.AttributeType.BINARY,
+}
 
 
 class Data(Construct):
@@ -72,9 +77,10 @@ class Data(Construct):
             ],
             removal_policy=removal,
         )
-        Validations.of(self.bucket).acknowledge(
-            id="AwsSolutions-S1",
-            reason="Only this stack's functions read and write the bucket, each under its own role "
+        acknowledge(
+            self.bucket,
+            "AwsSolutions-S1",
+            "Only this stack's functions read and write the bucket, each under its own role "
             "scoped to object names; CloudTrail S3 data events are the audit trail to enable if "
             "needed. Server access logs would add a second bucket and a log object per request.",
         )

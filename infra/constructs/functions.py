@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy, Validations
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -12,6 +12,8 @@ from infra import bundling, constants
 from infra.access import ACCESS, statements
 from infra.constructs.data import Data
 from infra.constructs.monitoring import Monitoring
+from infra.nag import acknowledge, logical_id
+from shared.store.blobs import s3_key
 
 
 class Functions(Construct):
@@ -30,7 +32,9 @@ class Functions(Construct):
     PIP_PLATFORMS = ("manylinux2014_aarch64",)
     """Wheels for glibc 2.17 and up run on Amazon Linux 2023 (glibc 2.34) [8.2]."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, data: Data, monitoring: Monitoring, throwaway: bool) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, *, data: Data, monitoring: Monitoring, throwaway: bool
+    ) -> None:
         super().__init__(scope, construct_id)
         self._data = data
         self._monitoring = monitoring
@@ -63,7 +67,6 @@ class Functions(Construct):
             "POWERTOOLS_SERVICE_NAME": constants.SERVICE,
             "POWERTOOLS_METRICS_NAMESPACE": constants.METRICS_NAMESPACE,
         }
-        self.by_module: dict[str, lambda_.Function] = {}
 
     def add(self, module: str, *, memory_mb: int, timeout_s: int, description: str) -> lambda_.Function:
         """The function serving `functions/<module>.py`, with its role, log group and alarms.
@@ -73,12 +76,13 @@ class Functions(Construct):
         """
         if module not in ACCESS:
             raise KeyError(f"functions/{module}.py has no entry in infra.access.ACCESS")
+        access = ACCESS[module]
         name = "".join(part.title() for part in module.split("_"))
         scope = Construct(self, name)
         log_group = logs.LogGroup(
             scope,
             "Logs",
-            retention=logs.RetentionDays.ONE_MONTH,
+            retention=logs.RetentionDays[constants.LOG_RETENTION],
             removal_policy=self._removal,
         )
         role = iam.Role(
@@ -89,7 +93,10 @@ class Functions(Construct):
         )
         log_group.grant_write(role)  # its own log group only: no logs:CreateLogGroup, no managed policy
         for statement in statements(
-            ACCESS[module], table_arn=self._data.table.table_arn, index_arn=self._data.index_arn, bucket=self._data.bucket
+            access,
+            table_arn=self._data.table.table_arn,
+            index_arn=self._data.index_arn,
+            bucket=self._data.bucket,
         ):
             role.add_to_policy(statement)
         function = lambda_.Function(
@@ -108,17 +115,26 @@ class Functions(Construct):
             role=role,
             log_group=log_group,
         )
-        Validations.of(role).acknowledge(
-            id="AwsSolutions-IAM5[Resource::*]",
-            reason="X-Ray's PutTraceSegments and PutTelemetryRecords support no resource-level "
+        acknowledge(
+            role,
+            "AwsSolutions-IAM5[Resource::*]",
+            "X-Ray's PutTraceSegments and PutTelemetryRecords support no resource-level "
             "permissions; the statement holds only those two actions.",
         )
-        Validations.of(function).acknowledge(
-            id="AwsSolutions-L1",
-            reason="python3.13 is the runtime the dependencies layer is built and pinned for; it "
+        bucket = logical_id(self._data.bucket)
+        for value in sorted(access.gets | access.puts | access.deletes):
+            acknowledge(
+                role,
+                f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{s3_key('*', '*', value)}]",
+                f"Objects are named <space>/<job id>/<value>: the role may touch only `{value}` "
+                "objects; which space and job arrive with each request.",
+            )
+        acknowledge(
+            function,
+            "AwsSolutions-L1",
+            "python3.13 is the runtime the dependencies layer is built and pinned for; it "
             "is supported until 30 Jun 2029. Moving to python3.14 is one constant "
             "(Functions.RUNTIME) once the service is tested on it.",
         )
         self._monitoring.watch_function(module, function)
-        self.by_module[module] = function
         return function

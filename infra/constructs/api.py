@@ -1,0 +1,112 @@
+"""The HTTP API: one route per entry of `shared.routes.ROUTES`, each to its own function."""
+
+from __future__ import annotations
+
+import json
+
+import jsii
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_apigateway as apigateway
+from aws_cdk import aws_apigatewayv2 as apigwv2
+from aws_cdk import aws_apigatewayv2_integrations as integrations
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from infra import constants
+from infra.constructs.functions import Functions
+from infra.nag import acknowledge
+from shared.routes import ROUTES
+
+ACCESS_LOG_FORMAT = {
+    "requestId": "$context.requestId",
+    "ip": "$context.identity.sourceIp",
+    "requestTime": "$context.requestTime",
+    "routeKey": "$context.routeKey",
+    "path": "$context.path",
+    "status": "$context.status",
+    "responseLength": "$context.responseLength",
+    "responseLatency": "$context.responseLatency",
+    "integrationLatency": "$context.integrationLatency",
+    "integrationStatus": "$context.integrationStatus",
+    "integrationError": "$context.integrationErrorMessage",
+    "error": "$context.error.message",
+}
+"""One JSON line per request: enough to find a slow or failed request and its function's logs."""
+
+
+@jsii.implements(apigwv2.IAccessLogSettings)
+class _AccessLogs:
+    def __init__(self, group: logs.ILogGroup) -> None:
+        self._group = group
+
+    @property
+    def destination(self) -> apigwv2.IAccessLogDestination:
+        return apigwv2.LogGroupLogDestination(self._group)
+
+    @property
+    def format(self) -> apigateway.AccessLogFormat:
+        return apigateway.AccessLogFormat.custom(json.dumps(ACCESS_LOG_FORMAT, separators=(",", ":")))
+
+
+class Api(Construct):
+    """Route keys are the contract's paths as they stand: API Gateway validates HTTP API
+    path parts against `^(\\{[\\w.:-]+\\+?\\}|[a-zA-Z0-9.:_-]+)$` [1.5], so a static part
+    such as `jobs:claim` is a legal route of its own (a part mixing a variable and a
+    literal, like `{space}:claim`, would not be; the contract has none).
+
+    Every integration waits the gateway's maximum of 30 s [1.1]; every function's
+    timeout (ROUTES) is shorter, so a function always answers before the gateway gives up.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, functions: Functions, throwaway: bool) -> None:
+        super().__init__(scope, construct_id)
+        self.http_api = apigwv2.HttpApi(
+            self,
+            "Http",
+            description="The emit job queue: see the contract in the repository's README.",
+            create_default_stage=False,
+        )
+        access_logs = logs.LogGroup(
+            self,
+            "AccessLogs",
+            retention=logs.RetentionDays[constants.LOG_RETENTION],
+            removal_policy=RemovalPolicy.DESTROY if throwaway else RemovalPolicy.RETAIN,
+        )
+        self.stage = apigwv2.HttpStage(
+            self,
+            "DefaultStage",
+            http_api=self.http_api,
+            stage_name="$default",
+            auto_deploy=True,
+            access_log_settings=_AccessLogs(access_logs),
+        )
+        for route in ROUTES:
+            function = functions.add(
+                route.function,
+                memory_mb=route.memory_mb,
+                timeout_s=route.timeout_s,
+                description=f"{route.method} {route.path}",
+            )
+            (added,) = self.http_api.add_routes(
+                path=route.path,
+                methods=[apigwv2.HttpMethod[route.method]],
+                integration=integrations.HttpLambdaIntegration(
+                    route.function,
+                    function,
+                    payload_format_version=apigwv2.PayloadFormatVersion.VERSION_2_0,
+                ),
+            )
+            acknowledge(
+                added,
+                "AwsSolutions-APIG4",
+                "Every function authenticates its caller itself: a bearer token whose hash "
+                "it reads from the table, with per-space scopes (shared/auth.py). A gateway "
+                "authorizer would add a second invocation and a second place for the rules.",
+            )
+        # CDK still checks integration timeouts against the REST API's old 29 s bound; an HTTP
+        # API allows 30 s [1.1], one more second for a function ending at its 29 s timeout
+        # to be answered as its own failure rather than as the gateway's.
+        for child in self.http_api.node.find_all():
+            if isinstance(child, apigwv2.CfnIntegration):
+                child.add_property_override("TimeoutInMillis", constants.INTEGRATION_TIMEOUT_S * 1000)
+        self.url = self.stage.url

@@ -1,0 +1,155 @@
+"""Background work: the table's stream and a clock, each driving one function.
+
+Each handler joins the stack with one call in `infra/stack.py`, once its module is in
+`functions/` and what it may touch is in `infra.access.ACCESS`:
+
+    self.triggers.stream_processor("<module>", filters=[...], memory_mb=..., timeout_s=...)
+    self.triggers.clock("<module>", memory_mb=..., timeout_s=...)
+
+Both share one dead-letter queue (created with the first of them) and its alarm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from aws_cdk import Aws, Duration
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_scheduler as scheduler
+from aws_cdk import aws_scheduler_targets as targets
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from infra import constants
+from infra.constructs.data import Data
+from infra.constructs.functions import Functions
+from infra.constructs.monitoring import Monitoring
+from infra.nag import acknowledge, logical_id
+
+
+class Triggers(Construct):
+    def __init__(
+        self, scope: Construct, construct_id: str, *, data: Data, functions: Functions, monitoring: Monitoring
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self._data = data
+        self._functions = functions
+        self._monitoring = monitoring
+        self._dead_letters: sqs.Queue | None = None
+
+    @property
+    def dead_letters(self) -> sqs.Queue:
+        """Where the stream mapping sends the metadata of records it gave up on, and the
+        scheduler the ticks it could not deliver; any message raises an alarm."""
+        if self._dead_letters is None:
+            queue = sqs.Queue(
+                self,
+                "DeadLetters",
+                retention_period=Duration.days(constants.DEAD_LETTER_RETENTION_DAYS),
+                encryption=sqs.QueueEncryption.SQS_MANAGED,
+                enforce_ssl=True,
+            )
+            acknowledge(
+                queue,
+                "AwsSolutions-SQS3",
+                "This queue is the dead-letter queue: what lands here stays for an operator.",
+            )
+            self._monitoring.watch_dead_letters(queue)
+            self._dead_letters = queue
+        return self._dead_letters
+
+    def stream_processor(
+        self,
+        module: str,
+        *,
+        filters: Sequence[Mapping[str, Any]],
+        memory_mb: int,
+        timeout_s: int,
+        description: str = "DynamoDB stream handler",
+    ) -> lambda_.Function:
+        """`functions/<module>.py`, invoked with batches of the table's stream records.
+
+        `filters` are `lambda_.FilterCriteria.filter({...})` patterns; records matching
+        none are dropped before any invocation (and cost nothing). Patterns on the
+        `dynamodb` key (e.g. `{"dynamodb": {"NewImage": {"status": {"S": ["FAILED"]}}}}`)
+        are the documented kind [4.4]; re-check `eventName` in the handler. Delivery is
+        at least once [4.2]: the handler must be idempotent.
+
+        A failing batch is split in halves to isolate the bad record, retried a bounded
+        number of times, and then its metadata goes to the dead-letter queue, so one
+        poison record can never block its shard [4.3].
+        """
+        function = self._functions.add(
+            module, memory_mb=memory_mb, timeout_s=timeout_s, description=description
+        )
+        function.add_event_source(
+            sources.DynamoEventSource(
+                self._data.table,
+                # From the oldest record the stream keeps (24 h): nothing written while the
+                # mapping was being created is skipped.
+                starting_position=lambda_.StartingPosition.TRIM_HORIZON,
+                filters=filters,
+                batch_size=constants.STREAM_BATCH_SIZE,
+                max_batching_window=Duration.seconds(constants.STREAM_BATCHING_WINDOW_S),
+                bisect_batch_on_error=True,
+                retry_attempts=constants.STREAM_RETRY_ATTEMPTS,
+                max_record_age=Duration.seconds(constants.STREAM_MAX_RECORD_AGE_S),
+                report_batch_item_failures=True,
+                on_failure=sources.SqsDlq(self.dead_letters),
+            )
+        )
+        if function.role is not None:
+            acknowledge(
+                function.role,
+                "AwsSolutions-IAM5[Resource::*]",
+                "Two statements need `*`: X-Ray's PutTraceSegments and PutTelemetryRecords, "
+                "and dynamodb:ListStreams, none of which supports resource-level permissions. "
+                "The stream's own reads are scoped to its ARN.",
+            )
+        self._monitoring.watch_stream(module, function)
+        return function
+
+    def clock(
+        self, module: str, *, memory_mb: int, timeout_s: int, description: str = "Clock: runs every minute"
+    ) -> lambda_.Function:
+        """`functions/<module>.py`, invoked once a minute by EventBridge Scheduler (its
+        finest grain [5.1, 5.2]). Delivery is retried [5.7], so ticks must be idempotent."""
+        function = self._functions.add(
+            module, memory_mb=memory_mb, timeout_s=timeout_s, description=description
+        )
+        role = iam.Role(
+            self,
+            "ClockRole",
+            description=f"EventBridge Scheduler: invoke functions/{module}.py",
+            # Only schedules of this account may use the role (the confused-deputy guard).
+            assumed_by=iam.ServicePrincipal(
+                "scheduler.amazonaws.com", conditions={"StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID}}
+            ),
+        )
+        acknowledge(
+            role,
+            f"AwsSolutions-IAM5[Resource::<{logical_id(function)}.Arn>:*]",
+            "Lambda's invoke grant covers the function and its qualified versions (`:*`); the "
+            "role can invoke this one function and nothing else.",
+        )
+        scheduler.Schedule(
+            self,
+            "Clock",
+            description=description,
+            schedule=scheduler.ScheduleExpression.rate(Duration.minutes(constants.CLOCK_RATE_MINUTES)),
+            target=targets.LambdaInvoke(
+                function,
+                # Each tick says how far apart ticks are, so the handler can pace slower chores.
+                input=scheduler.ScheduleTargetInput.from_object(
+                    {"tickMs": constants.CLOCK_RATE_MINUTES * 60_000}
+                ),
+                dead_letter_queue=self.dead_letters,
+                retry_attempts=constants.CLOCK_RETRY_ATTEMPTS,
+                max_event_age=Duration.seconds(constants.CLOCK_MAX_EVENT_AGE_S),
+                role=role,
+            ),
+        )
+        return function

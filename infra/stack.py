@@ -1,0 +1,57 @@
+"""The service's one stack: it composes the constructs and names the outputs, nothing else."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Stack, Tags
+from constructs import Construct
+
+from infra import constants
+from infra.constructs.api import Api
+from infra.constructs.data import Data
+from infra.constructs.functions import Functions
+from infra.constructs.monitoring import Monitoring
+from infra.constructs.triggers import Triggers
+
+
+class EmitStack(Stack):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        throwaway: bool = False,
+        alarm_email: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        Tags.of(self).add("service", constants.SERVICE)  # for Cost Explorer: what this stack costs
+
+        self.data = Data(self, "Data", throwaway=throwaway)
+        self.monitoring = Monitoring(self, "Monitoring", alarm_email=alarm_email)
+        self.monitoring.watch_table(self.data.table)
+        self.functions = Functions(
+            self, "Functions", data=self.data, monitoring=self.monitoring, throwaway=throwaway
+        )
+        self.api = Api(self, "Api", functions=self.functions, throwaway=throwaway)
+        self.monitoring.watch_api(self.api.http_api)
+
+        # Background work joins here, one call each with the handler's module name, once
+        # infra.access.ACCESS has its entry (see infra/constructs/triggers.py):
+        #   self.triggers.stream_processor("<module>", filters=[...], memory_mb=..., timeout_s=...)
+        #   self.triggers.clock("<module>", memory_mb=..., timeout_s=...)
+        self.triggers = Triggers(
+            self, "Triggers", data=self.data, functions=self.functions, monitoring=self.monitoring
+        )
+
+        self._output(constants.API_URL_OUTPUT, self.api.url, "The API's base URL")
+        self._output(constants.TABLE_NAME_OUTPUT, self.data.table.table_name, "The DynamoDB table")
+        self._output(
+            constants.BUCKET_NAME_OUTPUT, self.data.bucket.bucket_name, "The bucket for large values"
+        )
+        self._output(constants.ALARM_TOPIC_OUTPUT, self.monitoring.topic.topic_arn, "Subscribe to get alarms")
+        self._output(constants.DASHBOARD_OUTPUT, self.monitoring.dashboard.dashboard_name, "The dashboard")
+
+    def _output(self, key: str, value: str, description: str) -> None:
+        CfnOutput(self, key, value=value, description=description).override_logical_id(key)
