@@ -92,7 +92,24 @@ ACCESS: Mapping[str, Access] = {
     "create_token": Access(_set("GetItem", "PutItem"), tokens_only=True),
     "list_tokens": Access(_set("GetItem", "Query"), tokens_only=True),
     "revoke_token": Access(_set("GetItem", "DeleteItem"), tokens_only=True),
-    # The stream handler and the clock add their entries here when they join the stack.
+    # A job finished with a callback: the delivery item (PutItem), the job, its values and the
+    # space's secret (GetItem, BatchGetItem, S3), the attempt's hold and result (UpdateItem).
+    # A job removed by retention: its lines and events (Query, BatchWriteItem), side items,
+    # S3 objects, key and delivery (DeleteItem).
+    "stream_handler": Access(
+        _set("GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem"),
+        gets=_set("payload", "result"),
+        deletes=_set("payload", "result"),
+    ),
+    # Due lease buckets and the spaces' names (Query), the jobs they list (BatchGetItem,
+    # GetItem), expiries and never-claimed failures (UpdateItem), renewed leases filed again
+    # (PutItem), done buckets (DeleteItem); due callbacks from the ready index, then as the
+    # stream handler sends them.
+    "clock_handler": Access(
+        _set("GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem", "DeleteItem"),
+        index=_set("Query"),
+        gets=_set("payload", "result"),
+    ),
 }
 
 

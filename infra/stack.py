@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from aws_cdk import CfnOutput, Stack, Tags
+from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from infra import constants
@@ -13,6 +14,31 @@ from infra.constructs.data import Data
 from infra.constructs.functions import Functions
 from infra.constructs.monitoring import Monitoring
 from infra.constructs.triggers import Triggers
+
+
+_JOB = {"pk": {"S": [{"prefix": "J#"}]}}
+STREAM_FILTERS = [
+    # A job that just finished, with a callback to deliver.
+    lambda_.FilterCriteria.filter(
+        {
+            "dynamodb": {
+                "Keys": _JOB,
+                "OldImage": {"status": {"S": ["PENDING", "RUNNING"]}},
+                "NewImage": {
+                    "status": {"S": ["COMPLETED", "FAILED", "CANCELLED"]},
+                    "callback": {"M": {"url": {"S": [{"exists": True}]}}},
+                },
+            }
+        }
+    ),
+    # A job removed by retention: only finished jobs carry `ttl`, and finished jobs never
+    # change again, so an old image with `ttl` is the record of their removal.
+    lambda_.FilterCriteria.filter(
+        {"dynamodb": {"Keys": _JOB, "OldImage": {"ttl": {"N": [{"exists": True}]}}}}
+    ),
+]
+"""Records the stream handler needs (only the `dynamodb` key can be filtered on [4.4]);
+the handler checks each record again."""
 
 
 class EmitStack(Stack):
@@ -37,13 +63,14 @@ class EmitStack(Stack):
         self.api = Api(self, "Api", functions=self.functions, throwaway=throwaway)
         self.monitoring.watch_api(self.api.http_api)
 
-        # Background work joins here, one call each with the handler's module name, once
-        # infra.access.ACCESS has its entry (see infra/constructs/triggers.py):
-        #   self.triggers.stream_processor("<module>", filters=[...], memory_mb=..., timeout_s=...)
-        #   self.triggers.clock("<module>", memory_mb=..., timeout_s=...)
         self.triggers = Triggers(
             self, "Triggers", data=self.data, functions=self.functions, monitoring=self.monitoring
         )
+        # The stream handler tries callbacks side by side, up to 10 s each: a minute covers a
+        # batch of 100 finished jobs with slow receivers; what is left waits for the clock.
+        self.triggers.stream_processor("stream_handler", filters=STREAM_FILTERS, memory_mb=512, timeout_s=60)
+        # A tick expires leases and retries callbacks in bounded batches, well inside a minute.
+        self.triggers.clock("clock_handler", memory_mb=256, timeout_s=50)
 
         self._output(constants.API_URL_OUTPUT, self.api.url, "The API's base URL")
         self._output(constants.TABLE_NAME_OUTPUT, self.data.table.table_name, "The DynamoDB table")

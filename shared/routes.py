@@ -20,16 +20,26 @@ class Route:
     timeout_s: int = 10
 
 
+# Sizing. 256 MB is the default: a request parses, makes a few DynamoDB calls and renders,
+# and below that Lambda's share of CPU makes cold starts (pydantic, Powertools) slow.
+# Timeouts stay under the HTTP API's 30 s integration timeout, so a function always
+# answers before the gateway gives up.
 ROUTES: tuple[Route, ...] = (
-    # Creates validate and write up to 1,000 jobs (4 MiB payloads each): more memory, more time.
+    # Validates and writes up to 1,000 jobs, each with up to 4 MiB of payload: room for a
+    # 6 MB request held twice (raw and parsed), and time for S3 writes.
     Route("POST", "/v1/spaces/{space}/jobs", "create_jobs", memory_mb=1024, timeout_s=29),
+    # Up to 1,000 jobs read across the space's partitions and rendered.
     Route("GET", "/v1/spaces/{space}/jobs", "list_jobs", memory_mb=512, timeout_s=29),
-    Route("GET", "/v1/spaces/{space}/jobs/{id}", "get_job"),
+    # One job with payload and result of up to 4 MiB each, from S3 at worst.
+    Route("GET", "/v1/spaces/{space}/jobs/{id}", "get_job", memory_mb=512, timeout_s=15),
     Route("GET", "/v1/spaces/{space}/jobs/{id}/lines", "list_lines"),
     Route("GET", "/v1/spaces/{space}/jobs/{id}/events", "list_events"),
-    # A long poll waits up to 25 s, under the HTTP API's 30 s integration timeout.
-    Route("POST", "/v1/spaces/{space}/jobs:claim", "claim_jobs", memory_mb=1024, timeout_s=29),
+    # A long poll waits up to 25 s, mostly asleep: the smallest size that keeps cold starts
+    # quick, since a waiting worker keeps this function busy (billed by memory x time).
+    Route("POST", "/v1/spaces/{space}/jobs:claim", "claim_jobs", memory_mb=256, timeout_s=29),
+    # Up to 1,000 reports, with results of up to 4 MiB and 1,000 log lines each.
     Route("POST", "/v1/spaces/{space}/jobs:report", "report_jobs", memory_mb=512, timeout_s=29),
+    # Up to 1,000 conditional writes, one per id.
     Route("POST", "/v1/spaces/{space}/jobs:cancel", "cancel_jobs", timeout_s=29),
     Route("GET", "/v1/spaces/{space}", "get_space"),
     Route("PATCH", "/v1/spaces/{space}", "update_space"),

@@ -303,7 +303,6 @@ class JobStore:
         return self.db.apply(keys.job(space, job_id), update, returns="ALL_NEW")
 
 
-
 def _item(record: NewRecord) -> Item:
     return job_item(record.job, record.payload.attributes | {"payloadBytes": record.payload.size})
 

@@ -52,6 +52,8 @@ def test_every_route_function_and_no_other_module_has_an_access_entry() -> None:
 
 
 _S3_ACTIONS = {"GetObject": "gets", "PutObject": "puts", "DeleteObject": "deletes"}
+_STREAM_READS = {f"dynamodb:{a}" for a in ("DescribeStream", "GetRecords", "GetShardIterator", "ListStreams")}
+_DEAD_LETTERS = {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
 
 
 def _granted(emit: Json, function_id: str) -> Access:
@@ -68,6 +70,12 @@ def _granted(emit: Json, function_id: str) -> Access:
         assert len(service) == 1, statement
         if service == {"xray"}:
             assert sorted(actions) == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
+            continue
+        if service == {"sqs"} or set(actions) <= _STREAM_READS:
+            # The stream's event source mapping reads the stream as the function's role, and
+            # sends what keeps failing to the dead-letter queue: only the stream handler's role.
+            assert module_of(emit["Resources"][function_id]) == "stream_handler", statement
+            assert set(actions) <= _STREAM_READS | _DEAD_LETTERS, statement
             continue
         for resource in as_list(statement["Resource"]):
             owner, suffix = resource_suffix(resource)
@@ -308,3 +316,94 @@ def test_each_access_entry_is_exactly_what_its_endpoint_calls(api: Api, calls: C
         assert used == granted, f"{route.function} calls {used}\nbut ACCESS grants {granted}"
         if not ACCESS[route.function].tokens_only:
             assert TOKEN_PARTITION not in calls.writes_to[route.function], route.function
+
+
+def test_the_stream_and_clock_entries_are_exactly_what_they_call(
+    api: Api, calls: Calls, rt: Runtime, clock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Callbacks (delivered, retried), leases (expired, renewed), never-claimed jobs, and a
+    removal by retention with side items, S3 objects, lines, events and a key."""
+    import httpx
+
+    from devserver import background
+    from tests.support import Background
+
+    tried: set[bytes] = set()
+
+    def receiver(request: httpx.Request) -> httpx.Response:
+        """Fails each callback's first try, so the clock retries every one of them."""
+        first = request.content not in tried
+        tried.add(request.content)
+        return httpx.Response(500 if first else 204)
+
+    rt.dispatcher.http = httpx.Client(transport=httpx.MockTransport(receiver))
+    handler = background.handler
+
+    def recorded(function: str) -> Any:
+        inner = handler(function)
+
+        def run(event: dict[str, Any], context: Any) -> Any:
+            calls.module = function
+            try:
+                return inner(event, context)
+            finally:
+                calls.module = None
+
+        return run
+
+    monkeypatch.setattr(background, "handler", recorded)
+    bg = Background(rt)
+    space = "/v1/spaces/later"
+    hook = {"url": "https://example.com/hook"}
+    _ok(api.patch(space, {"webhookSecret": "s" * 20, "completedRetentionMs": 60_000}))
+    big = {"blob": _incompressible(600_000)}
+    done, other, renewed, silent, _ = (
+        job["id"]
+        for job in _ok(
+            api.post(
+                f"{space}/jobs",
+                [
+                    {"name": "done", "payload": big, "key": "k", "callback": hook},
+                    {"name": "done", "payload": {"blob": _incompressible(4_000)}, "callback": hook},
+                    {"name": "renewed"},
+                    {"name": "silent"},
+                    {"name": "never", "delayMs": 1},
+                ],
+            )
+        )["jobs"]
+    )
+    _ok(
+        api.post(
+            f"{space}/jobs:claim", {"count": 4, "names": ["done", "renewed", "silent"], "leaseMs": 5_000}
+        )
+    )
+    _ok(
+        api.post(
+            f"{space}/jobs:report",
+            [
+                {
+                    "id": done,
+                    "attempt": 1,
+                    "lines": [{"level": "INFO", "message": "m"}],
+                    "event": {"e": 1},
+                    "complete": {"result": {"blob": _incompressible(600_000)}},
+                },
+                {"id": other, "attempt": 1, "complete": {"result": {"blob": _incompressible(4_000)}}},
+                {"id": renewed, "attempt": 1, "touch": {"leaseMs": 60_000}},
+            ],
+        )
+    )
+    bg.stream()  # the first try fails (500)
+    clock.advance(10_000)
+    bg.tick()  # the retry succeeds; the silent lease expires; the renewed one is filed again
+    clock.advance(8 * 86_400_000)
+    bg.tick()  # never claimed
+    calls.module = "ttl janitor"  # emit dev's stand-in for DynamoDB's TTL, not a function
+    assert bg.expire_ttl() >= 1
+    calls.module = None
+    bg.stream()  # removals
+    assert _ok(api.get(f"{space}/jobs/{silent}"))["error"] == "lease expired"
+    for module in ("stream_handler", "clock_handler"):
+        used, granted = calls.access(module), ACCESS[module]
+        assert used == granted, f"{module} calls {used}\nbut ACCESS grants {granted}"
+        assert TOKEN_PARTITION not in calls.writes_to[module], module

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -55,8 +56,10 @@ def test_integrations_outlast_every_function(template: Template, emit: Json) -> 
             "TimeoutInMillis": constants.INTEGRATION_TIMEOUT_S * 1000,
         },
     )
+    routed = {route.function for route in ROUTES}
     for function in resources(emit, "AWS::Lambda::Function").values():
-        assert function["Properties"]["Timeout"] < constants.INTEGRATION_TIMEOUT_S
+        if module_of(function) in routed:
+            assert function["Properties"]["Timeout"] < constants.INTEGRATION_TIMEOUT_S
 
 
 def test_long_polls_answer_before_the_gateway(emit: Json) -> None:
@@ -127,7 +130,9 @@ def test_every_function_logs_to_its_own_group_for_a_month(emit: Json) -> None:
         referenced(f["Properties"]["LoggingConfig"]["LogGroup"])
         for f in resources(emit, "AWS::Lambda::Function").values()
     ]
-    assert len(set(used)) == len(used) == len(ROUTES)
+    assert len(set(used)) == len(used) == len(ROUTES) + 2, (
+        "every route's function, the stream's and the clock's"
+    )
     assert all(groups[g]["Properties"]["RetentionInDays"] == 30 for g in used)
 
 
@@ -247,3 +252,43 @@ def test_outputs_name_the_api_and_the_table(template: Template, emit: Json) -> N
     assert {constants.BUCKET_NAME_OUTPUT, constants.ALARM_TOPIC_OUTPUT, constants.DASHBOARD_OUTPUT} <= set(
         outputs
     )
+
+
+# -- triggers -----------------------------------------------------------------------------
+
+
+def _function_of(emit: Json, module: str) -> str:
+    (found,) = [fid for fid, f in resources(emit, "AWS::Lambda::Function").items() if module_of(f) == module]
+    return found
+
+
+def test_the_stream_reaches_its_handler_filtered_bisected_and_dead_lettered(
+    template: Template, emit: Json
+) -> None:
+    handler = _function_of(emit, "stream_handler")
+    (mapping,) = resources(emit, "AWS::Lambda::EventSourceMapping").values()
+    props = mapping["Properties"]
+    assert referenced(props["FunctionName"]) == handler
+    assert props["BisectBatchOnFunctionError"] is True
+    assert 0 < props["MaximumRetryAttempts"] <= 10 and props["MaximumRecordAgeInSeconds"] > 0
+    assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert props["BatchSize"] == constants.STREAM_BATCH_SIZE
+    queue = referenced(props["DestinationConfig"]["OnFailure"]["Destination"])
+    assert emit["Resources"][queue]["Type"] == "AWS::SQS::Queue"
+    patterns = [json.loads(f["Pattern"]) for f in props["FilterCriteria"]["Filters"]]
+    finished, removed = patterns
+    assert finished["dynamodb"]["NewImage"]["status"]["S"] == ["COMPLETED", "FAILED", "CANCELLED"]
+    assert finished["dynamodb"]["OldImage"]["status"]["S"] == ["PENDING", "RUNNING"]
+    assert "callback" in finished["dynamodb"]["NewImage"]
+    assert removed["dynamodb"]["OldImage"] == {"ttl": {"N": [{"exists": True}]}}
+    assert all(set(p) == {"dynamodb"} for p in patterns), "DynamoDB mappings filter on the dynamodb key only"
+
+
+def test_the_clock_ticks_every_minute_and_says_so(emit: Json) -> None:
+    handler = _function_of(emit, "clock_handler")
+    (schedule,) = resources(emit, "AWS::Scheduler::Schedule").values()
+    props = schedule["Properties"]
+    assert props["ScheduleExpression"] == "rate(1 minute)"
+    assert props["FlexibleTimeWindow"] == {"Mode": "OFF"}
+    assert referenced(props["Target"]["Arn"]) == handler
+    assert json.loads(props["Target"]["Input"]) == {"tickMs": 60_000}
