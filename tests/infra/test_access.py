@@ -11,15 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
-from devserver import gateway
+from devserver import background, gateway
 from infra.access import ACCESS, TOKEN_PARTITION, Access
 from shared.routes import ROUTES
 from shared.runtime import Runtime
 from tests.infra.cfn import Json, Synthesized, as_list, module_of, resource_suffix, resources, role_statements
 from tests.infra.conftest import STACK
-from tests.support import Api
+from tests.support import Api, Background
 
 POLICY_DOCUMENTS = {
     "AWS::IAM::Policy": "PolicyDocument",
@@ -323,11 +324,6 @@ def test_the_stream_and_clock_entries_are_exactly_what_they_call(
 ) -> None:
     """Callbacks (delivered, retried), leases (expired, renewed), never-claimed jobs, and a
     removal by retention with side items, S3 objects, lines, events and a key."""
-    import httpx
-
-    from devserver import background
-    from tests.support import Background
-
     tried: set[bytes] = set()
 
     def receiver(request: httpx.Request) -> httpx.Response:
