@@ -15,7 +15,6 @@ from infra.constructs.functions import Functions
 from infra.constructs.monitoring import Monitoring
 from infra.constructs.triggers import Triggers
 
-
 _JOB = {"pk": {"S": [{"prefix": "J#"}]}}
 STREAM_FILTERS = [
     # A job that just finished, with a callback to deliver.

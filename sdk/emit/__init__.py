@@ -1,1 +1,88 @@
-"""The emit job queue's Python SDK and command line."""
+"""The emit job queue's Python SDK.
+
+    import emit
+
+    client = emit.Emit()                      # EMIT_URL, EMIT_TOKEN, EMIT_SPACE
+    client.jobs.create("charge-invoice", {"invoiceId": "inv_1042"}, key="charge-inv_1042")
+
+    @emit.worker(names=["charge-invoice"], concurrency=4)
+    def charge(job: emit.HeldJob) -> dict:
+        job.progress(50, "charging")
+        return {"chargeId": "ch_1"}
+
+    charge.run()                              # until SIGTERM or SIGINT
+
+Built on the HTTP API alone, with httpx as its only dependency.
+"""
+
+from emit.client import Emit, worker
+from emit.control import Release, RetryAfter, Unrecoverable
+from emit.errors import (
+    EmitError,
+    Internal,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+    Unauthenticated,
+    Unavailable,
+)
+from emit.held import HeldJob
+from emit.models import (
+    Backoff,
+    Callback,
+    Claimed,
+    Created,
+    Event,
+    Job,
+    JobStatus,
+    Line,
+    LogLevel,
+    MintedToken,
+    NewJob,
+    Outcome,
+    Progress,
+    Rejection,
+    Scope,
+    Token,
+)
+from emit.signature import sign, verify_signature
+from emit.transport import VERSION as __version__
+from emit.worker import Worker
+
+__all__ = [
+    "Backoff",
+    "Callback",
+    "Claimed",
+    "Created",
+    "Emit",
+    "EmitError",
+    "Event",
+    "HeldJob",
+    "Internal",
+    "InvalidArgument",
+    "Job",
+    "JobStatus",
+    "Line",
+    "LogLevel",
+    "MintedToken",
+    "NewJob",
+    "NotFound",
+    "Outcome",
+    "PermissionDenied",
+    "Progress",
+    "Rejection",
+    "Release",
+    "ResourceExhausted",
+    "RetryAfter",
+    "Scope",
+    "Token",
+    "Unauthenticated",
+    "Unavailable",
+    "Unrecoverable",
+    "Worker",
+    "__version__",
+    "sign",
+    "verify_signature",
+    "worker",
+]

@@ -1,24 +1,52 @@
-"""The `emit` command.
+"""The `emit` command: `emit jobs ...` and `emit tokens ...` on the SDK, and `emit dev`.
 
 `emit dev` runs the service locally; it needs the service's own project environment
 (`make dev` sets it up), since the SDK alone carries no server.
+
+Every command takes `--url`, `--token` (and for jobs `--space`), defaulting to
+`EMIT_URL`, `EMIT_TOKEN` and `EMIT_SPACE`, and `--json` to print the API's JSON for
+scripts. Exit status: 0 done, 1 emit refused or could not be reached, 2 a usage error;
+`emit jobs follow` exits 3 when the job failed and 4 when it was cancelled.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import json
 import sys
+from collections.abc import Callable
+from typing import Any
+
+from emit.client import Emit
+from emit.display import FollowView, job_details, job_rows, table, token_rows
+from emit.errors import EmitError
+from emit.models import Callback, Job, Line
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_FAILED = 3
+EXIT_CANCELLED = 4
+
+Command = Callable[[argparse.Namespace], int]
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["dev"]:
         return _dev(argv[1:])
-    parser = argparse.ArgumentParser(prog="emit", description="The emit job queue.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("dev", help="run the whole service locally (emit dev --help)")
-    parser.parse_args(argv)
-    return 2
+    args = _parser().parse_args(argv)
+    try:
+        command: Command = args.command
+        return command(args)
+    except EmitError as exc:
+        print(f"emit: {exc.code}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except ValueError as exc:  # missing configuration, a payload that is not JSON
+        print(f"emit: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
 
 
 def _dev(argv: list[str]) -> int:
@@ -28,6 +56,228 @@ def _dev(argv: list[str]) -> int:
         print("emit dev runs in the service's project environment: run `make dev` there.", file=sys.stderr)
         return 2
     return dev_main(argv)
+
+
+# -- the commands ---------------------------------------------------------------------
+
+
+def _client(args: argparse.Namespace, *, in_space: bool = True, room_wait: float = 60.0) -> Emit:
+    return Emit(args.url, args.token, args.space if in_space else None, room_wait=room_wait)
+
+
+def jobs_create(args: argparse.Namespace) -> int:
+    payload = _json_argument("payload", args.payload)
+    callback = None
+    if args.callback_url:
+        callback = Callback(args.callback_url, dict(_pair(h) for h in args.callback_header))
+    elif args.callback_header:
+        raise ValueError("--callback-header: give --callback-url too")
+    with _client(args, room_wait=args.room_wait) as client:
+        created = client.jobs.create(
+            args.name,
+            payload,
+            key=args.key,
+            delay_ms=args.delay_ms,
+            run_at_ms=args.run_at_ms,
+            max_attempts=args.max_attempts,
+            timeout_ms=args.timeout_ms,
+            backoff_ms=args.backoff_ms,
+            callback=callback,
+        )
+    _print(args, created.raw, lambda: print(f"{created.id} {created.outcome}"))
+    return 0
+
+
+def jobs_get(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        job = client.jobs.get(args.id)
+    _print(args, job.raw, lambda: job_details(job, sys.stdout))
+    return 0
+
+
+def jobs_list(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        jobs = list(client.jobs.list(status=args.status, name=args.name, limit=args.limit))
+    _print(args, [j.raw for j in jobs], lambda: table(job_rows(jobs), sys.stdout))
+    return 0
+
+
+def jobs_cancel(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        outcomes = client.jobs.cancel(*args.ids)
+    rows = [
+        (
+            job_id,
+            o.status or (o.rejection.reason if o.rejection else ""),
+            o.rejection.message if o.rejection else "",
+        )
+        for job_id, o in zip(args.ids, outcomes, strict=True)
+    ]
+    _print(args, [o.raw for o in outcomes], lambda: table(rows, sys.stdout))
+    return 0 if all(o.rejection is None for o in outcomes) else EXIT_ERROR
+
+
+def jobs_follow(args: argparse.Namespace) -> int:
+    """Follow until the job finishes; the exit status says how it finished."""
+    view = FollowView(sys.stdout, live=sys.stdout.isatty() and not args.json)
+    last: Job | None = None
+    with _client(args) as client:
+        try:
+            for update in client.jobs.follow(args.id, interval=args.interval):
+                if isinstance(update, Line):
+                    _stream(args, "line", update.raw, functools.partial(view.line, update))
+                else:
+                    last = update
+                    _stream(args, "job", update.raw, functools.partial(view.job, update))
+        finally:
+            view.close()
+    if last is None or last.status == "completed":
+        return 0
+    return EXIT_FAILED if last.status == "failed" else EXIT_CANCELLED
+
+
+def tokens_create(args: argparse.Namespace) -> int:
+    with _client(args, in_space=False) as client:
+        minted = client.tokens.create(args.scope, spaces=args.space or None, name=args.name)
+    token = minted.token
+
+    def human() -> None:
+        print(minted.secret)
+        where = ", ".join(token.spaces) if token.spaces is not None else "every space"
+        print(
+            f"token {token.id}: {', '.join(token.scopes)} on {where}; the secret above is shown only once",
+            file=sys.stderr,
+        )
+
+    _print(args, token.raw, human)
+    return 0
+
+
+def tokens_list(args: argparse.Namespace) -> int:
+    with _client(args, in_space=False) as client:
+        tokens = client.tokens.list()
+    _print(args, [t.raw for t in tokens], lambda: table(token_rows(tokens), sys.stdout))
+    return 0
+
+
+def tokens_revoke(args: argparse.Namespace) -> int:
+    with _client(args, in_space=False) as client:
+        client.tokens.revoke(args.id)
+    _print(args, {"id": args.id, "revoked": True}, lambda: print(f"revoked {args.id}"))
+    return 0
+
+
+# -- output ---------------------------------------------------------------------------
+
+
+def _print(args: argparse.Namespace, raw: Any, human: Callable[[], None]) -> None:
+    if args.json:
+        print(json.dumps(raw, ensure_ascii=False))
+    else:
+        human()
+
+
+def _stream(args: argparse.Namespace, kind: str, raw: Any, human: Callable[[], None]) -> None:
+    """JSON lines for `--json` (`{"job": ...}` or `{"line": ...}`), so a script can stream them."""
+    if args.json:
+        print(json.dumps({kind: raw}, ensure_ascii=False), flush=True)
+    else:
+        human()
+
+
+def _json_argument(what: str, text: str | None) -> Any:
+    if text is None:
+        return None
+    if text == "-":
+        text = sys.stdin.read()
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise ValueError(f"{what}: not JSON (a string needs its quotes: '\"text\"')") from None
+
+
+def _pair(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise ValueError(f"--callback-header: {text!r} is not NAME=VALUE")
+    return name, value
+
+
+# -- the parser -----------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    connection = argparse.ArgumentParser(add_help=False)
+    connection.add_argument("--url", help="the API's URL (default: $EMIT_URL)")
+    connection.add_argument("--token", help="an API token (default: $EMIT_TOKEN)")
+    connection.add_argument("--json", action="store_true", help="print the API's JSON, for scripts")
+    in_space = argparse.ArgumentParser(add_help=False, parents=[connection])
+    in_space.add_argument("--space", help="the space (default: $EMIT_SPACE)")
+
+    parser = argparse.ArgumentParser(prog="emit", description="The emit job queue.", epilog=_EXIT_CODES)
+    commands = parser.add_subparsers(title="commands", required=True, metavar="{jobs,tokens,dev}")
+    commands.add_parser("dev", help="run the whole service locally (emit dev --help)")
+
+    jobs = commands.add_parser("jobs", help="create, read, follow and cancel jobs").add_subparsers(
+        title="commands", required=True
+    )
+    create = _leaf(jobs, "create", jobs_create, in_space, "create a job")
+    create.add_argument("name", help="the job's name: what kind of work it is")
+    create.add_argument("payload", nargs="?", help="its payload as JSON, or - to read it from stdin")
+    create.add_argument("--key", help="an idempotency key: a repeat answers the earlier job")
+    create.add_argument("--delay-ms", type=int, help="not claimable before now + this")
+    create.add_argument("--run-at-ms", type=int, help="not claimable before this Unix time in ms")
+    create.add_argument("--max-attempts", type=int, help="failed attempts before the job fails")
+    create.add_argument("--timeout-ms", type=int, help="an attempt's lease")
+    create.add_argument("--backoff-ms", type=int, help="the first wait after a failure")
+    create.add_argument("--callback-url", help="where to POST when the job finishes")
+    create.add_argument(
+        "--callback-header", action="append", default=[], metavar="NAME=VALUE", help="a header for it"
+    )
+    create.add_argument(
+        "--room-wait", type=float, default=60.0, metavar="SECONDS", help="wait this long for room (429)"
+    )
+    get = _leaf(jobs, "get", jobs_get, in_space, "show a job")
+    get.add_argument("id")
+    listing = _leaf(jobs, "list", jobs_list, in_space, "list jobs, newest first")
+    listing.add_argument(
+        "--status", type=str.lower, choices=["pending", "running", "completed", "failed", "cancelled"]
+    )
+    listing.add_argument("--name", help="only jobs of this name")
+    listing.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
+    cancel = _leaf(jobs, "cancel", jobs_cancel, in_space, "cancel jobs")
+    cancel.add_argument("ids", nargs="+", metavar="id")
+    follow = _leaf(
+        jobs, "follow", jobs_follow, in_space, "show a job's progress and log lines until it finishes"
+    )
+    follow.add_argument("id")
+    follow.add_argument("--interval", type=float, default=0.5, metavar="SECONDS", help="how often to look")
+
+    tokens = commands.add_parser("tokens", help="mint, list and revoke API tokens").add_subparsers(
+        title="commands", required=True
+    )
+    mint = _leaf(tokens, "create", tokens_create, connection, "mint a token (its secret is shown once)")
+    mint.add_argument("--scope", action="append", required=True, choices=["create", "read", "work", "admin"])
+    mint.add_argument("--space", action="append", help="a space it may use (default: every space)")
+    mint.add_argument("--name", help="a label")
+    _leaf(tokens, "list", tokens_list, connection, "list tokens, without secrets")
+    revoke = _leaf(tokens, "revoke", tokens_revoke, connection, "revoke a token at once")
+    revoke.add_argument("id")
+    return parser
+
+
+def _leaf(
+    commands: Any, name: str, command: Command, parent: argparse.ArgumentParser, help: str
+) -> argparse.ArgumentParser:
+    leaf: argparse.ArgumentParser = commands.add_parser(name, parents=[parent], help=help, description=help)
+    leaf.set_defaults(command=command)
+    return leaf
+
+
+_EXIT_CODES = (
+    "exit status: 0 done; 1 emit refused the call or could not be reached; 2 a usage error; "
+    "`jobs follow`: 3 the job failed, 4 it was cancelled"
+)
 
 
 if __name__ == "__main__":

@@ -16,10 +16,10 @@ from emit import Worker
 T = TypeVar("T")
 
 # Fast settings for tests: short long polls stop quickly; frequent reports show up soon.
-FAST = {"poll_wait": 0.2, "report_interval": 0.1, "grace": 5.0}
+FAST: dict[str, Any] = {"poll_wait": 0.2, "report_interval": 0.1, "grace": 5.0}
 
 
-def eventually(check: Callable[[], T], timeout: float = 15.0, interval: float = 0.05) -> T:
+def eventually(check: Callable[[], T | None], timeout: float = 15.0, interval: float = 0.05) -> T:
     """`check()`'s first truthy answer, asked again until `timeout` seconds have passed."""
     deadline = time.monotonic() + timeout
     while True:

@@ -7,7 +7,6 @@ import time
 
 import httpx
 import pytest
-
 from emit import (
     Emit,
     Internal,
@@ -21,6 +20,7 @@ from emit import (
     Unauthenticated,
     Unavailable,
 )
+
 from tests.e2e.conftest import DevServer
 from tests.sdk.support import Flaky
 

@@ -1,0 +1,293 @@
+"""What the SDK hands back and takes: jobs, their lines and events, outcomes, tokens.
+
+Python names and lower-case enumerations, as the contract asks of SDKs (`"completed"`,
+`"duplicate"`, `"already_finished"`); times stay in Unix milliseconds under their API
+names (`created_at_ms`), so the API reference reads across. Every answer keeps `raw`,
+the JSON exactly as the API sent it: `emit ... --json` prints it, and it holds fields
+this version of the SDK does not know yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+JobStatus = Literal["pending", "running", "completed", "failed", "cancelled"]
+FINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+LogLevel = Literal["trace", "debug", "info", "warn", "error", "fatal"]
+LOG_LEVELS: tuple[str, ...] = ("trace", "debug", "info", "warn", "error", "fatal")
+Scope = Literal["create", "read", "work", "admin"]
+BackoffKind = Literal["exponential", "linear", "constant"]
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """How the waits between attempts grow; a part left None is the space's."""
+
+    kind: BackoffKind | None = None
+    max_ms: int | None = None
+    jitter: bool | None = None
+
+    def to_api(self) -> dict[str, Any]:
+        out = {"kind": self.kind, "maxMs": self.max_ms, "jitter": self.jitter}
+        return {k: v for k, v in out.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Callback:
+    """Where emit POSTs when the job finishes; header values are never shown again."""
+
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NewJob:
+    """One job to create; everything but the name is optional."""
+
+    name: str
+    payload: Any = None
+    key: str | None = None
+    delay_ms: int | None = None
+    run_at_ms: int | None = None
+    max_attempts: int | None = None
+    timeout_ms: int | None = None
+    backoff_ms: int | None = None
+    backoff: Backoff | None = None
+    callback: Callback | None = None
+
+    def to_api(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "payload": self.payload}
+        options = {
+            "key": self.key,
+            "delayMs": self.delay_ms,
+            "runAtMs": self.run_at_ms,
+            "maxAttempts": self.max_attempts,
+            "timeoutMs": self.timeout_ms,
+            "backoffMs": self.backoff_ms,
+            "backoff": self.backoff.to_api() if self.backoff else None,
+            "callback": (
+                {"url": self.callback.url, "headers": dict(self.callback.headers)} if self.callback else None
+            ),
+        }
+        out.update((k, v) for k, v in options.items() if v is not None)
+        return out
+
+
+@dataclass(frozen=True)
+class Created:
+    """A create's answer: the job's id, and whether it is new or a key's earlier job."""
+
+    id: str
+    outcome: Literal["new", "duplicate"]
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def new(self) -> bool:
+        return self.outcome == "new"
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> Created:
+        return cls(data["id"], cast(Any, str(data["outcome"]).lower()), dict(data))
+
+
+@dataclass(frozen=True)
+class Progress:
+    percent: float
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class Job:
+    """A job as `get` and `list` read it (`list` leaves out payload and result)."""
+
+    id: str
+    space: str
+    name: str
+    status: JobStatus
+    attempt: int
+    """Hand-outs so far."""
+    failures: int
+    max_attempts: int
+    timeout_ms: int
+    created_at_ms: int
+    run_at_ms: int
+    key: str | None = None
+    payload: Any = None
+    result: Any = None
+    error: str | None = None
+    progress: Progress | None = None
+    backoff_ms: int | None = None
+    backoff: Backoff | None = None
+    callback: Callback | None = None
+    ready_at_ms: int | None = None
+    """Pending: when it can next be claimed."""
+    lease_until_ms: int | None = None
+    """Running: when the current hold ends unless renewed."""
+    finished_at_ms: int | None = None
+    line_count: int = 0
+    event_count: int = 0
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINAL_STATUSES
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> Job:
+        progress = data.get("progress")
+        backoff = data.get("backoff")
+        callback = data.get("callback")
+        lease = data.get("leaseUntilMs")
+        return cls(
+            id=data["id"],
+            space=data["space"],
+            name=data["name"],
+            status=cast(JobStatus, str(data["status"]).lower()),
+            attempt=data["attempt"],
+            failures=data.get("failures", 0),
+            max_attempts=data["maxAttempts"],
+            timeout_ms=data["timeoutMs"],
+            created_at_ms=data["createdAtMs"],
+            run_at_ms=data["runAtMs"],
+            key=data.get("key"),
+            payload=data.get("payload"),
+            result=data.get("result"),
+            error=data.get("error"),
+            progress=Progress(progress["percent"], progress.get("message")) if progress else None,
+            backoff_ms=data.get("backoffMs"),
+            backoff=(
+                Backoff(backoff.get("kind"), backoff.get("maxMs"), backoff.get("jitter")) if backoff else None
+            ),
+            callback=Callback(callback["url"], callback.get("headers") or {}) if callback else None,
+            ready_at_ms=data.get("readyAtMs"),
+            lease_until_ms=int(lease) if lease is not None else None,
+            finished_at_ms=data.get("finishedAtMs"),
+            line_count=data.get("lineCount", 0),
+            event_count=data.get("eventCount", 0),
+            raw=dict(data),
+        )
+
+
+@dataclass(frozen=True)
+class Line:
+    """One log line a worker reported, in order by `seq`."""
+
+    seq: int
+    level: LogLevel
+    message: str
+    at_ms: int
+    source: str | None = None
+    metadata: Any = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> Line:
+        return cls(
+            seq=data["seq"],
+            level=cast(LogLevel, str(data["level"]).lower()),
+            message=data["message"],
+            at_ms=data["atMs"],
+            source=data.get("source"),
+            metadata=data.get("metadata"),
+            raw=dict(data),
+        )
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event a worker reported: `data` is its JSON, in order by `seq`."""
+
+    seq: int
+    at_ms: int
+    data: Any
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> Event:
+        return cls(seq=data["seq"], at_ms=data["atMs"], data=data.get("event"), raw=dict(data))
+
+
+@dataclass(frozen=True)
+class Rejection:
+    reason: str
+    """`stale`, `not_running`, `already_finished`, `not_found`, `too_many_events` or `invalid`."""
+    message: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One cancel's or report's answer: the job's status after it, or why it was refused."""
+
+    status: JobStatus | None = None
+    rejection: Rejection | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> Outcome:
+        rejected = data.get("rejection")
+        if rejected:
+            reason = str(rejected.get("reason", "")).lower()
+            return cls(rejection=Rejection(reason, str(rejected.get("message", ""))), raw=dict(data))
+        return cls(status=cast(JobStatus, str(data["status"]).lower()), raw=dict(data))
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A job handed to a worker: keep `id` and `attempt`, every report names both."""
+
+    id: str
+    attempt: int
+    name: str
+    payload: Any
+    lease_until_ms: int
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> Claimed:
+        return cls(
+            id=data["id"],
+            attempt=data["attempt"],
+            name=data["name"],
+            payload=data.get("payload"),
+            lease_until_ms=int(data["leaseUntilMs"]),
+            raw=dict(data),
+        )
+
+
+@dataclass(frozen=True)
+class Token:
+    """An API token, without its secret."""
+
+    id: str
+    scopes: tuple[Scope, ...]
+    spaces: tuple[str, ...] | None
+    """None: every space."""
+    name: str | None
+    created_at_ms: int
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> Token:
+        spaces = data.get("spaces")
+        return cls(
+            id=data["id"],
+            scopes=tuple(data["scopes"]),
+            spaces=tuple(spaces) if spaces is not None else None,
+            name=data.get("name"),
+            created_at_ms=data["createdAtMs"],
+            raw=dict(data),
+        )
+
+
+@dataclass(frozen=True)
+class MintedToken:
+    """A token just made: `secret` is the bearer token, shown this once and never again."""
+
+    token: Token
+    secret: str = field(repr=False)
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> MintedToken:
+        return cls(Token.from_api(data), data["token"])

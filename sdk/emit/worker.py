@@ -1,0 +1,354 @@
+"""`@emit.worker`: claim jobs, run a handler on each, and report how it went.
+
+The worker runs on an asyncio loop: `async def` handlers run there as tasks, plain
+functions each on a thread of their own. It claims only as many jobs as it has free
+slots, with a long poll, so it never holds work it cannot start. A `Reporter` renews
+every hold and sends what handlers report. What a handler does decides the outcome:
+
+| the handler           | the report                                   |
+| --------------------- | -------------------------------------------- |
+| returns a value       | `complete` with it as the result             |
+| raises `Unrecoverable`| `fail`, unrecoverable                        |
+| raises `RetryAfter`   | `fail` with `retryAfterMs`                   |
+| raises `Release`      | `release`: back to the queue, not counted    |
+| raises anything else  | `fail` with the exception's message          |
+
+**Shutdown.** On SIGTERM or SIGINT (or `stop()`), the worker stops claiming, lets
+running handlers finish for up to `grace` seconds, then tells the rest to stop and
+releases their jobs, so another worker takes them at once instead of after their lease.
+A claim still waiting is let finish rather than dropped: a claim whose answer is lost
+strands its jobs until their leases end. A second signal stops at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import inspect
+import json
+import logging
+import signal
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from emit._aio import in_thread
+from emit.control import Release, RetryAfter, Unrecoverable
+from emit.errors import Internal, Unavailable
+from emit.held import HeldJob
+from emit.models import Claimed
+from emit.reporter import Hold, Reporter
+from emit.transport import Backoff
+
+if TYPE_CHECKING:
+    from emit.client import Emit
+
+log = logging.getLogger("emit.worker")
+
+Handler = Callable[[HeldJob[Any]], Any]
+"""A plain function or an `async def` taking the held job; what it returns is the result."""
+
+MIN_LEASE_S = 1.0
+MAX_LEASE_S = 43_200.0
+FLUSH_TIMEOUT_S = 10.0
+"""How long shutdown waits for its last reports (releases among them) to be answered."""
+
+
+class Worker:
+    """A handler with what it takes to serve it: start it with `run()`."""
+
+    def __init__(
+        self,
+        handler: Handler,
+        *,
+        client: Emit | Callable[[], Emit],
+        names: Sequence[str] | None = None,
+        concurrency: int = 1,
+        lease: float | None = None,
+        poll_wait: float = 5.0,
+        report_interval: float = 1.0,
+        grace: float = 25.0,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency: must be at least 1")
+        if lease is not None and not MIN_LEASE_S <= lease <= MAX_LEASE_S:
+            raise ValueError(f"lease: must be from {MIN_LEASE_S} to {MAX_LEASE_S} seconds")
+        if not 0 <= poll_wait <= 60:
+            raise ValueError("poll_wait: must be from 0 to 60 seconds")
+        self.handler = handler
+        self.names = list(names) if names else None
+        self.concurrency = concurrency
+        self.lease = lease
+        self.poll_wait = poll_wait
+        self.report_interval = report_interval
+        self.grace = grace
+        self._client = client
+        self._is_async = inspect.iscoroutinefunction(handler)
+        functools.update_wrapper(self, handler)  # type: ignore[arg-type]
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop_requested = threading.Event()
+        self._stopping = asyncio.Event()
+        self._forced = asyncio.Event()
+        self._running: dict[tuple[str, int], asyncio.Task[None]] = {}
+        self._slot = asyncio.Event()
+
+    def __repr__(self) -> str:
+        return f"<emit worker {getattr(self.handler, '__qualname__', self.handler)!r} names={self.names}>"
+
+    # -- starting and stopping ------------------------------------------------------
+
+    def run(self) -> None:
+        """Work until SIGTERM or SIGINT (or `stop()`), then shut down gracefully.
+
+        Signals are handled when called from the main thread; elsewhere, use `stop()`."""
+        asyncio.run(self.serve(handle_signals=threading.current_thread() is threading.main_thread()))
+
+    def stop(self) -> None:
+        """Ask the worker to shut down, from any thread: like a signal, a second call
+        stops at once instead of waiting for running handlers."""
+        loop = self._loop
+        if loop is None:
+            self._stop_requested.set()
+            return
+        with contextlib.suppress(RuntimeError):  # the loop has just closed: it is stopped already
+            loop.call_soon_threadsafe(self._on_stop)
+
+    def _on_stop(self) -> None:
+        if self._stopping.is_set():
+            log.info("stopping at once")
+            self._forced.set()
+            return
+        log.info(
+            "stopping: no more claims; %d running job(s) get up to %.0fs (signal again to stop at once)",
+            len(self._running),
+            self.grace,
+        )
+        self._stopping.set()
+
+    # -- the loop ---------------------------------------------------------------------
+
+    async def serve(self, *, handle_signals: bool = False) -> None:
+        """The worker as a coroutine, for an event loop of one's own."""
+        owned = callable(self._client)  # made here from the environment: closed here too
+        client = self._client() if callable(self._client) else self._client
+        self._loop = asyncio.get_running_loop()
+        self._stopping, self._forced, self._slot = asyncio.Event(), asyncio.Event(), asyncio.Event()
+        self._running = {}
+        if self._stop_requested.is_set():
+            self._stopping.set()
+        reporter = Reporter(client.jobs, interval=self.report_interval, io=_io("emit-report"))
+        reporting = asyncio.create_task(reporter.run(), name="emit-reporter")
+        reporting.add_done_callback(self._reporter_ended)
+        restore = self._install_signals() if handle_signals else []
+        try:
+            await self._claim_until_stopped(client, reporter)
+        except BaseException:
+            self._stopping.set()
+            self._forced.set()
+            raise
+        finally:
+            try:
+                await self._drain(reporter)
+                reporter.close()
+                await _finish(reporting, FLUSH_TIMEOUT_S)
+            finally:
+                for undo in restore:
+                    undo()
+                if owned:
+                    client.close()
+                self._loop = None
+                self._stop_requested.clear()
+
+    async def _claim_until_stopped(self, client: Emit, reporter: Reporter) -> None:
+        backoff, failures = Backoff(first=0.5, most=10.0), 0
+        while not self._stopping.is_set():
+            free = self.concurrency - len(self._running)
+            if free <= 0:
+                self._slot.clear()
+                await _first(self._slot.wait(), self._stopping.wait())
+                continue
+            claim = functools.partial(
+                client.jobs.claim,
+                count=free,
+                names=self.names,
+                wait=self.poll_wait,
+                lease_ms=round(self.lease * 1000) if self.lease else None,
+            )
+            try:
+                claimed = await _unless(_io("emit-claim")(claim), self._forced)
+            except (Unavailable, Internal) as exc:
+                failures += 1
+                wait = backoff.wait(failures)
+                log.warning("claim failed (%s: %s); trying again in %.1fs", exc.code, exc, wait)
+                await _first(asyncio.sleep(wait), self._stopping.wait())
+                continue
+            failures = 0
+            if claimed is None:  # stopped at once while the claim waited: its answer is let go
+                return
+            received = (time.time(), time.monotonic())
+            for job in claimed:
+                self._start(job, client, reporter, received)
+
+    def _start(
+        self, claimed: Claimed, client: Emit, reporter: Reporter, received: tuple[float, float]
+    ) -> None:
+        job: HeldJob[Any] = HeldJob(
+            id=claimed.id,
+            name=claimed.name,
+            attempt=claimed.attempt,
+            payload=claimed.payload,
+            space=client.space or "",
+        )
+        lease, remaining, touch = self._lease_of(claimed, received[0])
+        key = (claimed.id, claimed.attempt)
+        hold = Hold(
+            job=job,
+            lease=lease,
+            touch=touch,
+            next_touch=received[1] + remaining / 2,
+            deadline=received[1] + remaining,
+            on_lost=lambda reason: self._lost(key, job, reason),
+        )
+        reporter.add(hold)
+        if self._stopping.is_set():  # claimed while shutting down: give it straight back
+            job.stop("shutdown")
+            reporter.end(hold, {"release": {}})
+            return
+        self._running[key] = asyncio.create_task(self._work(hold, reporter), name=f"emit-job-{claimed.id}")
+
+    def _lease_of(self, claimed: Claimed, received_at: float) -> tuple[float, float, dict[str, Any]]:
+        """The lease a renewal gives, what is left of this one, and the touch that renews it.
+
+        With `lease` set, the worker asks for it by name. Otherwise each job is held for
+        its own timeout, which the claim's answer does not state: `touch: {}` renews for
+        exactly that, and its length is read off `leaseUntilMs` (assuming clocks kept in
+        step, as leases in seconds require anyway)."""
+        remaining = min(max(claimed.lease_until_ms / 1000 - received_at, MIN_LEASE_S / 2), MAX_LEASE_S)
+        if self.lease is not None:
+            return self.lease, min(remaining, self.lease), {"leaseMs": round(self.lease * 1000)}
+        stated = claimed.raw.get("leaseMs") or claimed.raw.get("timeoutMs")
+        if isinstance(stated, int):
+            return stated / 1000, min(remaining, stated / 1000), {"leaseMs": stated}
+        return max(remaining, MIN_LEASE_S), remaining, {}
+
+    def _lost(self, key: tuple[str, int], job: HeldJob[Any], reason: str) -> None:
+        """The attempt is not ours any more: tell the handler, and cancel it if it can be."""
+        log.info("job %s attempt %s: stopping its handler (%s)", job.id, job.attempt, reason)
+        job.stop(reason)
+        task = self._running.get(key)
+        if task is not None and self._is_async:
+            task.cancel()
+
+    async def _work(self, hold: Hold, reporter: Reporter) -> None:
+        key = (hold.job.id, hold.job.attempt)
+        try:
+            ending = await self._call(hold.job)
+        except asyncio.CancelledError:
+            if not hold.job.signal.is_set():
+                raise
+            return  # told to stop: whatever it would have said is dropped
+        finally:
+            self._running.pop(key, None)
+            self._slot.set()
+        reporter.end(hold, ending)
+
+    async def _call(self, job: HeldJob[Any]) -> dict[str, Any]:
+        """Run the handler; its return or exception becomes the attempt's last report."""
+        try:
+            if self._is_async:
+                result = await self.handler(job)
+            else:
+                result = await in_thread(functools.partial(self.handler, job), name=f"emit-job-{job.id}")
+        except Release:
+            return {"release": {}}
+        except Unrecoverable as exc:
+            return {"fail": {"error": _message(exc), "unrecoverable": True}}
+        except RetryAfter as exc:
+            return {"fail": {"error": _message(exc), "retryAfterMs": round(exc.seconds * 1000)}}
+        except Exception as exc:
+            log.warning("job %s attempt %s failed", job.id, job.attempt, exc_info=exc)
+            return {"fail": {"error": _message(exc)}}
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is None or task.cancelling():  # this worker, or whoever runs it, cancelled it
+                raise
+            # The handler let a cancellation of its own escape: an attempt that failed.
+            return {"fail": {"error": "the handler was cancelled"}}
+        try:
+            json.dumps(result, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            return {"fail": {"error": f"the handler's result is not JSON: {exc}", "unrecoverable": True}}
+        return {"complete": {"result": result}}
+
+    async def _drain(self, reporter: Reporter) -> None:
+        """Give running handlers the grace period, then stop and release the rest."""
+        if self._running and not self._forced.is_set():
+            waiting = asyncio.gather(*self._running.values(), return_exceptions=True)
+            with contextlib.suppress(TimeoutError):
+                await _first(asyncio.wait_for(asyncio.shield(waiting), self.grace), self._forced.wait())
+        for hold in reporter.holds():
+            if hold.ended:
+                continue
+            log.info("job %s attempt %s: releasing it (shutting down)", hold.job.id, hold.job.attempt)
+            self._lost((hold.job.id, hold.job.attempt), hold.job, "shutdown")
+            reporter.end(hold, {"release": {}})
+
+    def _reporter_ended(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("the reporter stopped", exc_info=task.exception())
+            self._stopping.set()
+            self._forced.set()
+
+    def _install_signals(self) -> list[Callable[[], object]]:
+        loop = asyncio.get_running_loop()
+        undo: list[Callable[[], object]] = []
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                loop.add_signal_handler(sig, self._on_stop)
+                undo.append(functools.partial(loop.remove_signal_handler, sig))
+            except (NotImplementedError, RuntimeError):  # no loop signal handlers (Windows)
+                previous = signal.signal(sig, lambda *_: loop.call_soon_threadsafe(self._on_stop))
+                undo.append(functools.partial(signal.signal, sig, previous))
+        return undo
+
+
+def _message(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _io(name: str) -> Callable[[Callable[[], Any]], asyncio.Future[Any]]:
+    return lambda fn: in_thread(fn, name=name)
+
+
+async def _first(*waits: Any) -> None:
+    """Wait for the first of several awaitables, and cancel the rest."""
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+    for task in done:
+        task.result()
+
+
+async def _unless(work: asyncio.Future[Any], stop: asyncio.Event) -> Any:
+    """`work`'s result, or None if `stop` is set first (the work is then abandoned)."""
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait([work, stopped], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+    if work.done():
+        return work.result()
+    work.cancel()
+    return None
+
+
+async def _finish(task: asyncio.Task[None], timeout: float) -> None:
+    done, _ = await asyncio.wait([task], timeout=timeout)
+    if not done:
+        log.warning("some last reports were not answered within %.0fs; giving up on them", timeout)
+        task.cancel()

@@ -1,0 +1,189 @@
+"""The `emit` command, run as a user runs it, against a real `emit dev`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import emit
+import pytest
+from emit import Emit, HeldJob
+from emit import cli as emit_cli
+
+from tests.e2e.conftest import DevServer
+from tests.sdk.support import FAST, running
+
+EMIT = str(Path(sys.executable).parent / "emit")
+
+
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run(
+    dev: DevServer, space: str | None, *args: str, timeout: float = 30
+) -> subprocess.CompletedProcess[str]:
+    """The installed `emit` command, in a process of its own."""
+    env = dict(os.environ, EMIT_URL=dev.url, EMIT_TOKEN=dev.token)
+    env.pop("EMIT_SPACE", None)
+    if space:
+        env["EMIT_SPACE"] = space
+    return subprocess.run(
+        [EMIT, *args], env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+@pytest.fixture
+def emit_cmd(
+    dev: DevServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., Ran]:
+    """`emit ...` run by its `main` in this process: the same code as the command, faster."""
+
+    def call(space: str | None, *args: str) -> Ran:
+        monkeypatch.setenv("EMIT_URL", dev.url)
+        monkeypatch.setenv("EMIT_TOKEN", dev.token)
+        if space:
+            monkeypatch.setenv("EMIT_SPACE", space)
+        else:
+            monkeypatch.delenv("EMIT_SPACE", raising=False)
+        try:
+            code = emit_cli.main(list(args))
+        except SystemExit as exit_:  # argparse's usage errors
+            code = int(exit_.code or 0)
+        out, err = capsys.readouterr()
+        return Ran(code, out, err)
+
+    return call
+
+
+def test_jobs_create_get_list_and_cancel(client: Emit, space: str, emit_cmd: Callable[..., Ran]) -> None:
+    created = emit_cmd(space, "jobs", "create", "charge-invoice", '{"invoiceId": "inv_7"}', "--key", "k7")
+    assert created.returncode == 0, created.stderr
+    job_id, outcome = created.stdout.split()
+    assert outcome == "new"
+    again = emit_cmd(
+        space, "jobs", "create", "charge-invoice", '{"invoiceId": "inv_7"}', "--key", "k7", "--json"
+    )
+    assert json.loads(again.stdout) == {"id": job_id, "outcome": "DUPLICATE"}
+
+    shown = emit_cmd(space, "jobs", "get", job_id)
+    assert "pending" in shown.stdout and '{"invoiceId": "inv_7"}' in shown.stdout
+    assert json.loads(emit_cmd(space, "jobs", "get", job_id, "--json").stdout)["payload"] == {
+        "invoiceId": "inv_7"
+    }
+    listed = emit_cmd(space, "jobs", "list", "--status", "pending")
+    assert job_id in listed.stdout and listed.stdout.startswith("ID")
+    assert [j["id"] for j in json.loads(emit_cmd(space, "jobs", "list", "--json").stdout)] == [job_id]
+
+    cancelled = emit_cmd(space, "jobs", "cancel", job_id)
+    assert cancelled.returncode == 0 and "cancelled" in cancelled.stdout
+    again_cancelled = emit_cmd(space, "jobs", "cancel", job_id)
+    assert again_cancelled.returncode == 1 and "already_finished" in again_cancelled.stdout
+    assert client.jobs.get(job_id).status == "cancelled"
+
+
+def test_follow_shows_progress_and_lines_and_exits_0_when_the_job_completes(
+    dev: DevServer, client: Emit, space: str
+) -> None:
+    job_id = client.jobs.create("charge-invoice", {"invoiceId": "inv_9"}).id
+
+    @client.worker(names=["charge-invoice"], **FAST)
+    def charge(job: HeldJob[dict[str, str]]) -> dict[str, str]:
+        job.log("info", "card accepted")
+        job.progress(40, "charging")
+        time.sleep(0.4)
+        job.progress(90, "sending the receipt")
+        job.log("warn", "receipt mailer slow")
+        time.sleep(0.4)
+        return {"chargeId": "ch_9"}
+
+    with running(charge):
+        followed = run(dev, space, "jobs", "follow", job_id, "--interval", "0.1")
+    assert followed.returncode == 0, followed.stderr
+    out = followed.stdout
+    assert " 40%  charging" in out and " 90%  sending the receipt" in out
+    assert "INFO  card accepted" in out and "WARN  receipt mailer slow" in out
+    assert out.index("card accepted") < out.index("receipt mailer slow") < out.index("completed:")
+    assert out.rstrip().endswith('completed: {"chargeId": "ch_9"}')
+
+
+def test_follow_exits_3_when_the_job_fails_and_4_when_it_is_cancelled(
+    client: Emit, space: str, emit_cmd: Callable[..., Ran]
+) -> None:
+    failing = client.jobs.create("charge-invoice", max_attempts=3).id
+    cancelled = client.jobs.create("charge-invoice", delay_ms=60_000).id
+    client.jobs.cancel(cancelled)
+
+    @client.worker(names=["charge-invoice"], **FAST)
+    def charge(job: HeldJob[Any]) -> None:
+        raise emit.Unrecoverable("card declined")
+
+    with running(charge):
+        followed = emit_cmd(space, "jobs", "follow", failing, "--interval", "0.1")
+    assert followed.returncode == 3
+    assert "failed: card declined" in followed.stdout
+    assert emit_cmd(space, "jobs", "follow", cancelled).returncode == 4
+
+
+def test_follow_json_streams_a_json_line_per_change(
+    client: Emit, space: str, emit_cmd: Callable[..., Ran]
+) -> None:
+    job_id = client.jobs.create("n").id
+    [held] = client.jobs.claim(count=1, names=["n"])
+    me = {"id": held.id, "attempt": held.attempt}
+    client.jobs.report([me | {"lines": [{"level": "INFO", "message": "hi"}], "complete": {"result": 1}}])
+
+    followed = emit_cmd(space, "jobs", "follow", job_id, "--json")
+    updates = [json.loads(line) for line in followed.stdout.splitlines()]
+    assert followed.returncode == 0
+    assert updates[0]["line"]["message"] == "hi"
+    assert updates[-1]["job"]["status"] == "COMPLETED"
+
+
+def test_tokens_create_list_and_revoke(space: str, emit_cmd: Callable[..., Ran]) -> None:
+    created = emit_cmd(
+        None, "tokens", "create", "--scope", "work", "--scope", "read", "--space", space, "--json"
+    )
+    assert created.returncode == 0, created.stderr
+    token = json.loads(created.stdout)
+    assert token["token"].startswith("emit_") and token["spaces"] == [space]
+
+    human = emit_cmd(None, "tokens", "create", "--scope", "read", "--name", "shown once")
+    assert human.stdout.startswith("emit_") and "shown only once" in human.stderr
+
+    listed = emit_cmd(None, "tokens", "list")
+    assert token["id"] in listed.stdout and "shown once" in listed.stdout
+    assert emit_cmd(None, "tokens", "revoke", token["id"]).stdout.strip() == f"revoked {token['id']}"
+    gone = emit_cmd(None, "tokens", "revoke", token["id"])
+    assert gone.returncode == 1 and "NotFound" in gone.stderr
+
+
+def test_usage_and_configuration_errors_say_what_is_missing(emit_cmd: Callable[..., Ran]) -> None:
+    no_space = emit_cmd(None, "jobs", "get", "01M3QSGN0103P7EGVBX9D5NTSN")
+    assert no_space.returncode == 2 and "EMIT_SPACE" in no_space.stderr
+    bad_payload = emit_cmd("s", "jobs", "create", "n", "not json")
+    assert bad_payload.returncode == 2 and "payload: not JSON" in bad_payload.stderr
+    assert emit_cmd("s", "jobs").returncode == 2
+
+
+def test_emit_dev_still_starts_the_local_service(dev: DevServer) -> None:
+    helped = run(dev, None, "dev", "--help")
+    assert helped.returncode == 0 and "--dynamodb-endpoint" in helped.stdout
+
+
+def test_emit_dev_says_where_it_runs_when_the_service_is_not_installed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "devserver.cli", None)  # as in an environment with only the SDK
+    assert emit_cli.main(["dev", "--port", "1"]) == 2
+    assert "make dev" in capsys.readouterr().err

@@ -1,0 +1,55 @@
+"""The SDK installs alone: a fresh virtual environment gets it and what it declares
+(httpx and its dependencies), from local wheels, and `import emit` works there without
+boto3 or any of the service's own packages."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import venv
+from pathlib import Path
+
+from tests.sdk.wheels import dependency_wheels, sdk_wheel
+
+CHECK = """
+import importlib.util, emit
+assert emit.Emit and emit.worker and emit.verify_signature
+from emit import cli, worker, signature
+for absent in ("boto3", "botocore", "moto", "aws_cdk", "pydantic", "shared", "devserver"):
+    assert importlib.util.find_spec(absent) is None, absent
+print("ok", emit.__version__)
+"""
+
+
+def test_the_sdk_installs_alone_in_a_fresh_virtual_environment(tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    _, requires = sdk_wheel(wheels)
+    assert [r.split(">")[0].split("=")[0] for r in requires] == ["httpx"]  # its only requirement
+    dependency_wheels(requires, wheels)
+
+    env = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env)
+    python = str(env / "bin" / "python")
+    install = inside(
+        tmp_path, python, "-m", "pip", "install", "-q", "--no-index", "-f", str(wheels), "emit-sdk"
+    )
+    assert install.returncode == 0, install.stderr
+
+    checked = inside(tmp_path, python, "-c", CHECK)
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.startswith("ok")
+
+    emit = str(env / "bin" / "emit")
+    helped = inside(tmp_path, emit, "jobs", "--help")
+    assert helped.returncode == 0 and "follow" in helped.stdout
+    dev = inside(tmp_path, emit, "dev")
+    assert dev.returncode == 2 and "make dev" in dev.stderr
+
+
+def inside(where: Path, *command: str) -> subprocess.CompletedProcess[str]:
+    """Run away from this repository, so its packages can't be imported by accident."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    return subprocess.run(
+        command, cwd=where, env=env, capture_output=True, text=True, timeout=60, check=False
+    )

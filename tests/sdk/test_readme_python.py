@@ -1,0 +1,111 @@
+"""The README's Python examples, run as written against a real `emit dev`.
+
+As with the quickstart, the only change made is a port: the callback receiver's, to one
+that is free.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import emit
+import httpx
+
+from tests.e2e.conftest import DevServer, free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+MARK = "<!-- python:{} -->"
+
+
+def example(name: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    block = re.search(re.escape(MARK.format(name)) + r"\s*```python\n(.*?)```", text, re.S)
+    assert block, f"README.md: no python block after {MARK.format(name)}"
+    return block.group(1)
+
+
+@contextmanager
+def started(script: str, env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=os.environ | env | {"PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        yield process
+    finally:
+        # Twice: the second stops at once instead of waiting out an idle long poll.
+        process.send_signal(signal.SIGTERM)
+        time.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def test_the_producer_and_worker_examples_take_a_job_to_completed(dev: DevServer) -> None:
+    env = {"EMIT_URL": dev.url, "EMIT_TOKEN": dev.token}
+    with started(example("worker"), env) as worker:
+        produced = subprocess.run(
+            [sys.executable, "-c", example("producer")],
+            cwd=ROOT,
+            env=os.environ | env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert produced.returncode == 0, produced.stderr
+    job_id, outcome = produced.stdout.splitlines()[0].split()
+    assert outcome == "new"
+    assert "message='charging'" in produced.stdout  # its log line, as the worker wrote it
+    assert "status='completed'" in produced.stdout
+    assert worker.returncode == 0  # SIGTERM: a clean shutdown
+    with emit.Emit(dev.url, dev.token, "billing") as client:
+        job = client.jobs.get(job_id)
+    assert (job.status, job.result) == ("completed", {"chargeId": "ch_inv_1042"})
+    assert job.progress == emit.Progress(50, "card accepted")
+
+
+def test_the_callback_receiver_example_accepts_only_signed_callbacks() -> None:
+    port = free_port()
+    script = example("receiver")
+    assert "8788" in script
+    secret = "a-webhook-secret-for-the-readme"
+    with started(script.replace("8788", str(port)), {"EMIT_WEBHOOK_SECRET": secret}) as receiver:
+        wait_for_port(port)
+        url = f"http://127.0.0.1:{port}/webhooks/emit"
+        body = json.dumps({"jobId": "01M3QSMMXQ00ZSGYA6VWM3NGQA", "status": "completed", "result": {}})
+        signed = {"Emit-Signature": emit.sign(secret, body), "Content-Type": "application/json"}
+        stale = {"Emit-Signature": emit.sign(secret, body, now_ms=int(time.time() * 1000) - 600_000)}
+
+        assert httpx.post(url, content=body, headers=signed).status_code == 204
+        assert httpx.post(url, content=body.replace("completed", "failed"), headers=signed).status_code == 401
+        assert httpx.post(url, content=body, headers=stale).status_code == 401
+        assert httpx.post(url, content=body).status_code == 401
+    assert receiver.stdout is not None
+    assert "job 01M3QSMMXQ00ZSGYA6VWM3NGQA completed" in receiver.stdout.read()
+
+
+def wait_for_port(port: int) -> None:
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"nothing listens on {port}")

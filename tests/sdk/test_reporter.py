@@ -1,0 +1,178 @@
+"""The reporter's rules, on answers scripted here: what goes in which report, what is
+sent again, and when it falls silent. (The tests against `emit dev` show the same rules
+working with real answers; these reach the answers a server rarely gives.)"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
+
+from emit.errors import Unavailable
+from emit.held import HeldJob
+from emit.jobs import Jobs
+from emit.models import Outcome
+from emit.reporter import Hold, Reporter
+from emit.transport import Backoff
+
+OK = {"status": "RUNNING"}
+QUICK = Backoff(first=0.01, most=0.05)
+
+
+class ScriptedJobs:
+    """Answers each report request from a script: an outcome per report, or an error."""
+
+    def __init__(self, *script: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
+        self.script = list(script)
+        self.sent: list[list[dict[str, Any]]] = []
+
+    def report(self, reports: Sequence[Mapping[str, Any]]) -> list[Outcome]:
+        batch = [dict(r) for r in reports]
+        self.sent.append(batch)
+        answer = self.script.pop(0) if self.script else (lambda b: [OK for _ in b])
+        return [Outcome.from_api(o) for o in answer(batch)]
+
+
+def every(outcome: dict[str, Any]) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
+    return lambda batch: [outcome for _ in batch]
+
+
+def unreachable(batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    raise Unavailable("no answer")
+
+
+def rejected(reason: str) -> dict[str, Any]:
+    return {"rejection": {"reason": reason, "message": f"{reason} here"}}
+
+
+def hold(lost: list[str], *, lease: float = 60.0, job_id: str = "01J0000000000000000000000A") -> Hold:
+    now = time.monotonic()
+    return Hold(
+        job=HeldJob(id=job_id, name="n", attempt=1, payload=None, space="s"),
+        lease=lease,
+        touch={},
+        next_touch=now + lease / 2,
+        deadline=now + lease,
+        on_lost=lost.append,
+    )
+
+
+async def direct(fn: Callable[[], list[Outcome]]) -> list[Outcome]:
+    return fn()
+
+
+def report(jobs: ScriptedJobs, *holds: Hold, end: dict[str, Any] | None = None) -> None:
+    """Run a reporter over `holds` until it has said everything (ending each with `end`)."""
+
+    async def main() -> None:
+        reporter = Reporter(cast(Jobs, jobs), interval=0.01, io=direct, backoff=QUICK)
+        for h in holds:
+            reporter.add(h)
+            reporter.end(h, end or {"complete": {"result": "done"}})
+        reporter.close()
+        await asyncio.wait_for(reporter.run(), 10)
+
+    asyncio.run(main())
+
+
+def test_lines_and_events_go_out_in_order_and_the_ending_comes_last() -> None:
+    jobs = ScriptedJobs()
+    h = hold([])
+    h.job.progress(10, "start")
+    for i in range(2_500):
+        h.job.log("info", f"line {i}")
+    for n in range(3):
+        h.job.event({"n": n})
+    report(jobs, h, end={"complete": {"result": 1}})
+    [batch] = jobs.sent
+    assert [len(r.get("lines", [])) for r in batch] == [1_000, 1_000, 500]
+    assert [r["lines"][0]["message"] for r in batch if "lines" in r] == ["line 0", "line 1000", "line 2000"]
+    assert [r["event"] for r in batch] == [{"n": 0}, {"n": 1}, {"n": 2}]  # beside the lines
+    assert batch[0]["progress"] == {"percent": 10, "message": "start"}
+    assert [("complete" in r) for r in batch] == [False, False, True]
+    assert all(r["id"] == h.job.id and r["attempt"] == 1 for r in batch)
+
+
+def test_an_unanswered_request_is_sent_again_as_it_was() -> None:
+    jobs = ScriptedJobs(unreachable, unreachable)
+    report(jobs, hold([]))
+    assert len(jobs.sent) == 3
+    assert jobs.sent[0] == jobs.sent[1] == jobs.sent[2]
+
+
+def test_a_stale_or_finished_answer_makes_it_fall_silent_and_stop_the_handler() -> None:
+    lost: list[str] = []
+    stale, finished = (
+        hold(lost, job_id="01J0000000000000000000000A"),
+        hold(lost, job_id="01J0000000000000000000000B"),
+    )
+    stale.job.log("info", "x")
+    finished.job.log("info", "y")
+
+    async def main() -> None:
+        jobs = ScriptedJobs(lambda batch: [rejected("STALE"), rejected("ALREADY_FINISHED")])
+        reporter = Reporter(cast(Jobs, jobs), interval=0.01, io=direct, backoff=QUICK)
+        task = asyncio.create_task(reporter.run())
+        reporter.add(stale)
+        reporter.add(finished)
+        await asyncio.sleep(0.05)
+        stale.job.log("info", "after")
+        reporter.end(stale, {"complete": {"result": 1}})
+        reporter.end(finished, {"complete": {"result": 2}})
+        reporter.close()
+        await asyncio.wait_for(task, 10)
+        assert len(jobs.sent) == 1  # nothing more, for either
+
+    asyncio.run(main())
+    assert lost == ["stale", "finished"]
+    assert stale.job.signal.is_set() and stale.job.stop_reason == "stale"
+    assert finished.job.stop_reason == "finished"
+
+
+def test_an_ending_refused_with_what_broke_a_rule_is_sent_again_alone() -> None:
+    jobs = ScriptedJobs(every(rejected("INVALID")))
+    h = hold([])
+    h.job.log("info", "fine")
+    report(jobs, h)
+    first, second = jobs.sent
+    assert "lines" in first[0] and "complete" in first[0]
+    assert second == [{"id": h.job.id, "attempt": 1, "complete": {"result": "done"}}]
+
+
+def test_a_report_that_raced_a_change_is_sent_again_and_too_many_events_is_not_fatal() -> None:
+    jobs = ScriptedJobs(every(rejected("RACE")), every(rejected("TOO_MANY_EVENTS")))
+    h = hold([])
+    h.job.event({"n": 1})
+    report(jobs, h)
+    assert len(jobs.sent) >= 2 and jobs.sent[0] == jobs.sent[1]
+    assert not h.job.signal.is_set()
+
+
+def test_a_hold_is_renewed_at_half_its_lease_and_lost_when_renewals_fail_past_it() -> None:
+    lost: list[str] = []
+
+    async def main() -> None:
+        renewed = ScriptedJobs()
+        reporter = Reporter(cast(Jobs, renewed), interval=0.01, io=direct, backoff=QUICK)
+        task = asyncio.create_task(reporter.run())
+        h = hold(lost, lease=0.2)
+        reporter.add(h)
+        await asyncio.sleep(0.5)
+        touches = [r for batch in renewed.sent for r in batch if "touch" in r]
+        assert 2 <= len(touches) <= 6  # at about 0.1, 0.2, 0.3, 0.4 s: half the lease
+        assert not lost
+
+        renewed.script = [unreachable] * 100
+        await asyncio.sleep(0.6)
+        assert lost == ["lease_expired"] and h.job.signal.is_set()
+        reporter.close()
+        await asyncio.wait_for(task, 10)
+
+    asyncio.run(main())
+
+
+def test_an_ending_refused_even_alone_is_given_up_rather_than_sent_forever() -> None:
+    jobs = ScriptedJobs(every(rejected("INVALID")), every(rejected("INVALID")))
+    report(jobs, hold([]))
+    assert len(jobs.sent) == 1  # the ending had nothing else with it: nothing to leave out

@@ -1,0 +1,84 @@
+"""SIGTERM on a worker process: it stops claiming, lets handlers finish within the grace
+period, and releases what it still holds, so the jobs go to another worker at once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from emit import Emit
+
+from tests.e2e.conftest import DevServer
+from tests.sdk.support import eventually
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def start_worker(
+    dev: DevServer, space: str, *, grace: float, handler_seconds: float
+) -> subprocess.Popen[str]:
+    env = dict(
+        os.environ,
+        EMIT_URL=dev.url,
+        EMIT_TOKEN=dev.token,
+        EMIT_SPACE=space,
+        GRACE=str(grace),
+        HANDLER_SECONDS=str(handler_seconds),
+        PYTHONUNBUFFERED="1",
+    )
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.sdk.worker_process"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def wait_for_start(worker: subprocess.Popen[str], job_id: str) -> None:
+    assert worker.stdout is not None
+    for line in worker.stdout:
+        if line.strip() == f"started {job_id}":
+            return
+    pytest.fail("the worker exited before its handler started")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_releases_the_jobs_a_worker_still_holds_after_the_grace_period(
+    dev: DevServer, client: Emit, space: str, sig: signal.Signals
+) -> None:
+    job_id = client.jobs.create("shutdown", max_attempts=1).id
+    worker = start_worker(dev, space, grace=0.5, handler_seconds=60)
+    try:
+        wait_for_start(worker, job_id)
+        worker.send_signal(sig)
+        output, _ = worker.communicate(timeout=20)
+    finally:
+        worker.kill()
+    assert worker.returncode == 0, output
+    assert f"stopped {job_id} shutdown" in output and "exited" in output
+    job = client.jobs.get(job_id)
+    assert (job.status, job.attempt, job.failures) == ("pending", 1, 0)  # released: the attempt isn't counted
+    eventually(lambda: client.jobs.claim(count=1, names=["shutdown"]))  # and at once claimable again
+
+
+def test_a_signal_lets_a_running_handler_finish_within_the_grace_period(
+    dev: DevServer, client: Emit, space: str
+) -> None:
+    job_id = client.jobs.create("shutdown").id
+    worker = start_worker(dev, space, grace=20, handler_seconds=1)
+    try:
+        wait_for_start(worker, job_id)
+        worker.send_signal(signal.SIGTERM)
+        output, _ = worker.communicate(timeout=20)
+    finally:
+        worker.kill()
+    assert worker.returncode == 0, output
+    assert f"stopped {job_id} finished" in output
+    job = client.jobs.get(job_id)
+    assert (job.status, job.result) == ("completed", "finished in time")
