@@ -21,7 +21,7 @@ import boto3
 from botocore.exceptions import ClientError
 
 from devserver.gateway import LambdaContext
-from devserver.wiring import REGION
+from devserver.wiring import REGION, Serialized
 from shared.runtime import Runtime
 from shared.store import dynamo
 
@@ -35,7 +35,10 @@ class StreamReader:
     """Reads new records from every shard of the table's stream."""
 
     def __init__(self, runtime: Runtime, *, endpoint: str | None = None, from_start: bool = True) -> None:
-        self.client: Any = boto3.client("dynamodbstreams", region_name=REGION, endpoint_url=endpoint)
+        client = boto3.client("dynamodbstreams", region_name=REGION, endpoint_url=endpoint)
+        # One call at a time with the table's other calls, as with the embedded DynamoDB's.
+        lock = getattr(runtime.dynamodb, "lock", None)
+        self.client: Any = Serialized(client, lock) if lock is not None else client
         self.arn = runtime.dynamodb.describe_table(TableName=runtime.table)["Table"]["LatestStreamArn"]
         self.from_start = from_start
         self.iterators: dict[str, str | None] = {}

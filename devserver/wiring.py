@@ -42,6 +42,10 @@ class Serialized:
         self._client = client
         self._lock = lock
 
+    @property
+    def lock(self) -> threading.Lock:
+        return self._lock
+
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._client, name)
         if not callable(attr) or name.startswith("get_paginator") or name == "get_waiter":
@@ -52,6 +56,39 @@ class Serialized:
                 return attr(*args, **kwargs)
 
         return call
+
+
+def keep_streams_through_rollbacks() -> None:
+    """moto restores a deep copy of every table a cancelled transaction touched, its stream
+    shard included: readers of the stream then hold the orphaned shard and see nothing
+    more, and the cancelled writes' records stay in it. DynamoDB keeps one stream and
+    records only what was written; so, locally, the live shard is put back and the
+    records of the cancelled writes dropped."""
+    from moto.dynamodb.models import DynamoDBBackend
+
+    original = DynamoDBBackend.transact_write_items
+    if getattr(original, "keeps_streams", False):
+        return
+
+    def transact_write_items(self: Any, transact_items: Any) -> None:
+        shards = {
+            name: (table.stream_shard, len(table.stream_shard.items))
+            for name, table in self.tables.items()
+            if table.stream_shard is not None
+        }
+        try:
+            original(self, transact_items)
+        except Exception:
+            for name, (shard, length) in shards.items():
+                table = self.tables.get(name)
+                if table is not None and table.stream_shard is not shard:
+                    del shard.items[length:]
+                    shard.table = table
+                    table.stream_shard = shard
+            raise
+
+    transact_write_items.keeps_streams = True  # type: ignore[attr-defined]
+    DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
 
 
 def local_environment() -> None:
@@ -80,6 +117,8 @@ def build_runtime(
     """Clients, table and bucket for local use; call inside an active moto mock unless
     `dynamodb_endpoint` names a real DynamoDB-compatible endpoint."""
     local_environment()
+    if not dynamodb_endpoint:
+        keep_streams_through_rollbacks()
     lock = threading.Lock()
     raw_ddb = boto3.client("dynamodb", region_name=REGION, endpoint_url=dynamodb_endpoint)
     ensure_table(raw_ddb)

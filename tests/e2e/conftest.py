@@ -7,9 +7,11 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -21,6 +23,8 @@ class DevServer:
     url: str
     token: str
     process: subprocess.Popen[str]
+    output: deque[str] = field(default_factory=lambda: deque(maxlen=500))
+    """The server's last lines: read all along, so a full pipe never blocks the server."""
 
     def stop(self) -> None:
         self.process.terminate()
@@ -50,9 +54,19 @@ def start_dev(*args: str, token: str = DEV_TOKEN) -> DevServer:
         seen.append(line)
         found = re.search(r"listening on (http://\S+)", line)
         if found:
-            return DevServer(found.group(1), token, process)
+            server = DevServer(found.group(1), token, process)
+            threading.Thread(target=_drain, args=(process, server.output), daemon=True).start()
+            return server
     process.kill()
     raise AssertionError("emit dev did not start:\n" + "".join(seen))
+
+
+def _drain(process: subprocess.Popen[str], into: deque[str]) -> None:
+    assert process.stdout is not None
+    for line in process.stdout:
+        into.append(line)
+        if os.environ.get("EMIT_DEV_ECHO"):
+            sys.stderr.write(f"[emit dev] {line}")
 
 
 def free_port() -> int:

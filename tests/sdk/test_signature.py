@@ -119,6 +119,7 @@ def test_a_real_callback_from_emit_dev_verifies(client: Emit) -> None:
         deadline = time.monotonic() + 10
         while not received and time.monotonic() < deadline:
             time.sleep(0.05)
+        assert received, f"no callback; the job shows {client.jobs.get(created.id).raw}"
         [(header, body, received_ms)] = received
         assert json.loads(body)["jobId"] == created.id
         assert_verifies(SECRET, header, body, received_ms=received_ms)

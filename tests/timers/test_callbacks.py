@@ -164,3 +164,19 @@ def test_a_name_that_resolves_to_an_internal_address_is_refused_when_sent(
     bg.stream()
     assert receiver.calls == []
     assert "resolves to 10.0.0.7" in delivery(api, job_id)["lastError"]
+
+
+def test_the_stream_keeps_flowing_after_a_cancelled_transaction(
+    api: Api, bg: Background, receiver: Receiver
+) -> None:
+    """A repeated keyed create is a cancelled transaction; the embedded DynamoDB must go on
+    streaming afterwards, and record nothing of the write that was cancelled."""
+    keyed = "/v1/spaces/keyed/jobs"
+    api.post(keyed, {"name": "n", "key": "once"})
+    bg.stream()  # emit dev reads the stream all along, before the cancelled transaction too
+    assert api.post(keyed, {"name": "n", "key": "once"}).body["outcome"] == "DUPLICATE"
+    after = bg.records()
+    assert not [r for r in after if r["dynamodb"]["Keys"]["pk"]["S"].startswith("J#")], "nothing was written"
+    finish(api, {"complete": {}})
+    bg.stream()
+    assert len(receiver.calls) == 1
