@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 import boto3
+from moto.dynamodb.models import DynamoDBBackend
 
 from shared.clock import Clock, SystemClock
 from shared.queue import QueueConfig
@@ -64,8 +65,6 @@ def keep_streams_through_rollbacks() -> None:
     more, and the cancelled writes' records stay in it. DynamoDB keeps one stream and
     records only what was written; so, locally, the live shard is put back and the
     records of the cancelled writes dropped."""
-    from moto.dynamodb.models import DynamoDBBackend
-
     original = DynamoDBBackend.transact_write_items
     if getattr(original, "keeps_streams", False):
         return
