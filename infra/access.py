@@ -159,7 +159,8 @@ def statements(
                 iam.PolicyStatement(
                     sid=sid,
                     actions=[action],
-                    resources=[bucket.arn_for_objects(s3_key("*", "*", name)) for name in sorted(names)],
+                    # `result-<attempt>`: results and errors are kept under their attempt.
+                    resources=[bucket.arn_for_objects(s3_key("*", "*", name) + "*") for name in sorted(names)],
                 )
             )
     return out

@@ -275,7 +275,7 @@ class Queue:
         if report.complete is not None:
             raw = dump_json(report.complete.result)
             if len(raw) <= limits.MAX_RESULT_BYTES:
-                packed = pack(space, report.id, "result", raw)
+                packed = pack(space, report.id, "result", raw, attempt=attempt)
                 self.jobs.blobs.store([packed])
                 return complete_transition(
                     attempt=attempt, now_ms=now, retention=settings.retention
@@ -316,7 +316,7 @@ class Queue:
     ) -> tuple[Transition, dict[str, Any]]:
         job = self._running_job(space, report, now)
         error = _cut(error, limits.MAX_ERROR_BYTES)
-        packed = pack(space, report.id, "error", error.encode())
+        packed = pack(space, report.id, "error", error.encode(), attempt=report.attempt)
         self.jobs.blobs.store([packed])
         transition = fail_transition(
             job,

@@ -47,18 +47,33 @@ def s3_key(space: str, job_id: str, name: str) -> str:
     return f"{space}/{job_id}/{name}"
 
 
-def pack(space: str, job_id: str, name: str, raw: bytes, *, room: int = RESULT_ROOM) -> Packed:
+def pack(
+    space: str, job_id: str, name: str, raw: bytes, *, room: int = RESULT_ROOM, attempt: int | None = None
+) -> Packed:
     """Choose the cheapest home for `raw` (UTF-8 JSON or text) under attribute `name`,
-    given `room` bytes left in the job item."""
+    given `room` bytes left in the job item.
+
+    A result or an error kept outside the job item is stored under the attempt that
+    reported it (`result-3`): it is written before the conditional write that decides
+    whether the report counts, so a stale attempt's value never lands where the job's
+    own value is."""
     if len(raw) <= room:
         return Packed({name: raw.decode()}, len(raw))
     packed = zlib.compress(raw, 6)
     if len(packed) <= room:
         return Packed({f"{name}Z": packed}, len(raw))
+    place = name if attempt is None else f"{name}-{attempt}"
+    suffix = "" if attempt is None else f":{place}"
     if len(packed) <= SIDE_ITEM_MAX:
-        side = keys.blob(space, job_id, name) | {"data": packed}
-        return Packed({f"{name}Ref": "item"}, len(raw), side_item=side)
-    return Packed({f"{name}Ref": "s3"}, len(raw), s3_key=s3_key(space, job_id, name), s3_body=raw)
+        side = keys.blob(space, job_id, place) | {"data": packed}
+        return Packed({f"{name}Ref": f"item{suffix}"}, len(raw), side_item=side)
+    return Packed({f"{name}Ref": f"s3{suffix}"}, len(raw), s3_key=s3_key(space, job_id, place), s3_body=raw)
+
+
+def _where(item: Item, name: str) -> tuple[str | None, str]:
+    """Where a value kept outside the job item lives: ("item" | "s3" | None, its place)."""
+    kind, _, place = str(item.get(f"{name}Ref") or "").partition(":")
+    return (kind or None), (place or name)
 
 
 def replacing(name: str, packed: Packed) -> dict[str, Any]:
@@ -91,20 +106,20 @@ class Blobs:
         out: list[bytes | None] = [None] * len(wanted)
         side: dict[tuple[str, str], int] = {}
         for i, (item, name) in enumerate(wanted):
-            ref = item.get(f"{name}Ref")
+            kind, place = _where(item, name)
             if name in item:
                 out[i] = str(item[name]).encode()
             elif f"{name}Z" in item:
                 out[i] = zlib.decompress(item[f"{name}Z"])
-            elif ref == "item":
-                side[(item["sk"], name)] = i
-            elif ref == "s3":
-                out[i] = self._s3_get(s3_key(space, item["sk"], name))
+            elif kind == "item":
+                side[(item["sk"], place)] = i
+            elif kind == "s3":
+                out[i] = self._s3_get(s3_key(space, item["sk"], place))
         if side:
             # Side items never change once written, and are written before the job that
             # points at them: an eventually consistent read (half the price) almost always
             # finds them, and a strong read fetches the few it missed.
-            wanted_keys = [keys.blob(space, job_id, name) for job_id, name in side]
+            wanted_keys = [keys.blob(space, job_id, place) for job_id, place in side]
             found = self.db.batch_get(wanted_keys, consistent=False)
             seen = {(row["pk"], row["sk"]) for row in found}
             missed = [k for k in wanted_keys if (k["pk"], k["sk"]) not in seen]
@@ -122,9 +137,10 @@ class Blobs:
 
     def delete(self, space: str, job_id: str, item: Item) -> None:
         """Remove the side items and S3 objects of a job's values (gone already is fine)."""
-        side = [keys.blob(space, job_id, n) for n in VALUES if item.get(f"{n}Ref") == "item"]
+        places = [_where(item, name) for name in VALUES]
+        side = [keys.blob(space, job_id, place) for kind, place in places if kind == "item"]
         if side:
             self.db.batch_delete(side)
-        for name in VALUES:
-            if item.get(f"{name}Ref") == "s3" and self.s3 is not None and self.bucket is not None:
-                self.s3.delete_object(Bucket=self.bucket, Key=s3_key(space, job_id, name))
+        for kind, place in places:
+            if kind == "s3" and self.s3 is not None and self.bucket is not None:
+                self.s3.delete_object(Bucket=self.bucket, Key=s3_key(space, job_id, place))

@@ -101,7 +101,7 @@ def _granted(emit: Json, function_id: str) -> Access:
             else:
                 assert service == {"s3"} and owner == bucket and suffix.startswith("/*/*/"), resource
                 (action,) = names
-                found[_S3_ACTIONS[action]].add(suffix.removeprefix("/*/*/"))
+                found[_S3_ACTIONS[action]].add(suffix.removeprefix("/*/*/").removesuffix("*"))
     return Access(
         frozenset(found["table"]),
         frozenset(found["index"]),
@@ -223,7 +223,7 @@ def _note_dynamodb(calls: Calls, name: str, params: dict[str, Any]) -> None:
 
 def _note_s3(calls: Calls, name: str, params: dict[str, Any]) -> None:
     assert calls.module is not None
-    value = params["Key"].rsplit("/", 1)[1]
+    value = params["Key"].rsplit("/", 1)[1].split("-")[0]  # result-3: attempt 3's result
     {"get_object": calls.gets, "put_object": calls.puts, "delete_object": calls.deletes}[name][
         calls.module
     ].add(value)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from shared.clock import ManualClock
 from tests.support import Api, Background
 
@@ -92,3 +94,23 @@ def test_many_claims_expire_together(api: Api, bg: Background, clock: ManualCloc
     report = bg.tick()
     assert report["expired"] == 30
     assert {j["status"] for j in api.get(JOBS).body["jobs"]} == {"FAILED"}
+
+
+def test_a_stale_worker_cannot_overwrite_the_result_of_the_attempt_that_finished(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    """Large results are written before the conditional write decides; a stale attempt's
+    must not land where the job's own result is."""
+    job_id = api.post(JOBS, {"name": "n", "backoffMs": 0}).body["id"]
+    first = claim(api, leaseMs=1_000)
+    clock.advance(1_000)
+    bg.tick()
+    second = claim(api)
+    big = {"by": "attempt 2", "blob": os.urandom(3_000).hex()}
+    api.post(f"{JOBS}:report", {"id": job_id, "attempt": second["attempt"], "complete": {"result": big}})
+    stale = {"by": "stale attempt 1", "blob": os.urandom(3_000).hex()}
+    late = api.post(
+        f"{JOBS}:report", {"id": job_id, "attempt": first["attempt"], "complete": {"result": stale}}
+    )
+    assert late.body["outcomes"][0]["rejection"]["reason"] == "ALREADY_FINISHED"
+    assert api.get(f"{JOBS}/{job_id}").body["result"] == big
