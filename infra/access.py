@@ -160,7 +160,7 @@ def statements(
                     sid=sid,
                     actions=[action],
                     # `result-<attempt>`: results and errors are kept under their attempt.
-                    resources=[bucket.arn_for_objects(s3_key("*", "*", name) + "*") for name in sorted(names)],
+                    resources=[bucket.arn_for_objects(f"{s3_key('*', '*', name)}*") for name in sorted(names)],
                 )
             )
     return out
