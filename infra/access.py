@@ -155,12 +155,7 @@ def statements(
         ("DeleteValues", "s3:DeleteObject", access.deletes),
     ):
         if names:
-            out.append(
-                iam.PolicyStatement(
-                    sid=sid,
-                    actions=[action],
-                    # `result-<attempt>`: results and errors are kept under their attempt.
-                    resources=[bucket.arn_for_objects(f"{s3_key('*', '*', name)}*") for name in sorted(names)],
-                )
-            )
+            # `result-<attempt>`: results and errors are kept under the attempt that wrote them.
+            objects = [bucket.arn_for_objects(f"{s3_key('*', '*', name)}*") for name in sorted(names)]
+            out.append(iam.PolicyStatement(sid=sid, actions=[action], resources=objects))
     return out
