@@ -125,9 +125,9 @@ class Functions(Construct):
         for value in sorted(access.gets | access.puts | access.deletes):
             acknowledge(
                 role,
-                f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{s3_key('*', '*', value)}]",
-                f"Objects are named <space>/<job id>/<value>: the role may touch only `{value}` "
-                "objects; which space and job arrive with each request.",
+                f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{s3_key('*', '*', value)}*]",
+                f"Objects are named <space>/<job id>/<value>[-<attempt>]: the role may touch only "
+                f"`{value}` objects; which space, job and attempt arrive with each request.",
             )
         acknowledge(
             function,
