@@ -64,7 +64,9 @@ class Tokens:
         )
 
     def authorize(self, authorization: str | None, scope: str, space: str | None) -> Caller:
-        caller = self.authenticate(authorization)
+        return self.permit(self.authenticate(authorization), scope, space)
+
+    def permit(self, caller: Caller, scope: str, space: str | None) -> Caller:
         if not caller.may(scope, space):
             where = f"space {space}" if space else "all spaces"
             raise PermissionDenied(f"the token may not {scope} in {where}")

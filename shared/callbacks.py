@@ -35,8 +35,9 @@ FIRST_RETRY_MS = 5 * limits.SECOND_MS
 MAX_RETRY_MS = limits.HOUR_MS
 GIVE_UP_AFTER_MS = limits.DAY_MS
 SEND_TIMEOUT_S = 10.0
-HOLD_MS = 30 * limits.SECOND_MS
-"""How long one sender holds an attempt: past the send timeout, so holds never overlap."""
+HOLD_MS = 60 * limits.SECOND_MS
+"""How long one sender holds an attempt: past the longest send (10 s for each of connect,
+write, read and the pool), so two senders never hold one delivery at once."""
 SIGNATURE_HEADER = "Emit-Signature"
 
 
@@ -82,12 +83,16 @@ class TargetPolicy:
 
     def check_url(self, url: str, *, at: str = "callback.url") -> None:
         """At create: the scheme, and a host that is plainly internal."""
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        try:
+            parts = urlsplit(url)
+            hostname = parts.hostname
+        except ValueError:
+            raise InvalidArgument(f"{at}: must be an http or https URL") from None
+        if parts.scheme not in ("http", "https") or not hostname:
             raise InvalidArgument(f"{at}: must be an http or https URL")
         if self.allow_private:
             return
-        host = parts.hostname.lower()
+        host = hostname.lower()
         if host == "localhost" or host.endswith((".localhost", ".internal")):
             raise InvalidArgument(f"{at}: may not be a loopback, private, link-local or metadata address")
         try:
@@ -190,7 +195,7 @@ class Dispatcher:
             )
         except TargetRefused as refused:
             return None, str(refused)
-        except httpx.HTTPError as exc:
+        except Exception as exc:  # whatever the target did, it is a failed try, recorded
             return None, f"{type(exc).__name__}: {exc}"[:1000]
         if 200 <= answer.status_code < 300:
             return answer.status_code, None

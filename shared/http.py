@@ -96,27 +96,51 @@ def entrypoint(app: APIGatewayHttpResolver) -> Callable[[dict[str, Any], Any], d
 
 def authorize(app: APIGatewayHttpResolver, scope: str, space: str | None = None) -> Caller:
     """The caller, if its token may use `scope` in `space` (None: on all spaces)."""
+    tokens = runtime().tokens
+    caller = tokens.authenticate(app.current_event.headers.get("authorization"))
     if space is not None and not _SPACE.match(space):
         raise InvalidArgument("space: must be 1-64 of a-z 0-9 - _")
-    header = app.current_event.headers.get("authorization")
-    return runtime().tokens.authorize(header, scope, space)
+    return tokens.permit(caller, scope, space)
 
 
 def body(app: APIGatewayHttpResolver) -> Any:
-    raw = app.current_event.decoded_body
+    """The request's JSON: strict JSON only (no NaN or Infinity), valid Unicode throughout."""
+    try:
+        raw = app.current_event.decoded_body
+    except UnicodeDecodeError:
+        raise InvalidArgument("body: must be UTF-8 JSON") from None
     if not raw:
         raise InvalidArgument("body: a JSON body is required")
     try:
-        return json.loads(raw)
-    except ValueError:
-        raise InvalidArgument("body: must be valid JSON") from None
+        data = json.loads(raw, parse_constant=_not_json, parse_float=_finite)
+    except RecursionError:
+        raise InvalidArgument("body: is nested too deeply") from None
+    except ValueError as exc:
+        raise InvalidArgument(f"body: must be valid JSON ({exc})") from None
+    if "\\ud" in raw.lower():  # an escaped surrogate may stand alone, which no UTF-8 can hold
+        try:
+            json.dumps(data, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            raise InvalidArgument("body: has a \\u escape that is not a valid character") from None
+    return data
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of range")
+    return value
 
 
 def query_int(app: APIGatewayHttpResolver, name: str, *, default: int, low: int, high: int) -> int:
     raw = app.current_event.get_query_string_value(name)
     if raw is None:
         return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
         raise InvalidArgument(f"{name}: must be an integer from {low} to {high}")
     return int(raw)
 

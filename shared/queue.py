@@ -17,7 +17,7 @@ from shared.callbacks import TargetPolicy
 from shared.clock import Clock
 from shared.errors import InvalidArgument, NotFound, ResourceExhausted
 from shared.ids import IdGenerator, is_ulid
-from shared.machine import Backoff, Callback, Job, JobStatus, Transition
+from shared.machine import Backoff, Callback, Job, JobStatus, Retention, Transition
 from shared.machine import cancel as cancel_transition
 from shared.machine import complete as complete_transition
 from shared.machine import fail as fail_transition
@@ -106,11 +106,21 @@ class Queue:
                     f"space {space} has its maxInFlight of {cap} unfinished jobs; try again later",
                     retry_after_ms=ROOM_RETRY_MS,
                 )
-        inserted = self.jobs.insert(
-            space, [r for _, r in records], key_released=lambda item: self._key_released(item, settings, now)
-        )
-        self.spaces.release(space, sum(1 for o in inserted if not o.new))
+        # Names first: a job whose name is not listed is never found by a claim without
+        # names, nor by the clock's check for jobs nobody claims.
         self.spaces.register_names(space, {r.job.name for _, r in records}, now)
+        try:
+            inserted = self.jobs.insert(
+                space,
+                [r for _, r in records],
+                key_released=lambda item: self._key_released(item, settings, now),
+            )
+        except Exception:
+            # Every job is checked before anything is written, so this is a fault of the
+            # store: give the room back rather than lose it for good.
+            self.spaces.release(space, len(records))
+            raise
+        self.spaces.release(space, sum(1 for o in inserted if not o.new))
         for (i, _), outcome in zip(records, inserted, strict=True):
             outcomes[i] = outcome
         return [o for o in outcomes if o is not None]
@@ -223,24 +233,28 @@ class Queue:
             raise first
         settings = self.settings.get(space)
         outcomes = []
-        finished = 0
-        for p in parsed:
-            if isinstance(p, InvalidArgument):
-                outcomes.append(render.rejection("INVALID", p.message))
-                continue
-            outcome, finished_job = self._report_one(space, p, settings)
-            finished += finished_job
-            outcomes.append(outcome)
-        self.spaces.release(space, finished)
+        finished: list[str] = []
+        try:
+            for p in parsed:
+                if isinstance(p, InvalidArgument):
+                    outcomes.append(render.rejection("INVALID", p.message))
+                    continue
+                outcomes.append(self._report_one(space, p, settings, finished))
+        finally:
+            # Jobs finished before a fault (even one in the same report) still leave the count.
+            self.spaces.release(space, len(finished))
         return outcomes
 
-    def _report_one(self, space: str, report: Report, settings: Settings) -> tuple[dict[str, Any], bool]:
-        """The report's outcome, and whether it finished the job (for the in-flight count)."""
+    def _report_one(
+        self, space: str, report: Report, settings: Settings, finished: list[str]
+    ) -> dict[str, Any]:
+        """The report's outcome; a job it finishes is added to `finished` as soon as its write
+        is made (for the in-flight count)."""
         now = self.clock.now_ms()
         try:
             transition, stored = self._decide(space, report, settings, now)
         except _Rejected as rejected:
-            return render.rejection(rejected.reason, rejected.message), False
+            return render.rejection(rejected.reason, rejected.message)
         with_event = report.event is not None
         events_full = False
         for _ in range(3):
@@ -257,15 +271,16 @@ class Queue:
                     transition = keep_transition(attempt=report.attempt)
                 else:
                     message = _REASONS[reason].format(id=report.id, attempt=report.attempt)
-                    return render.rejection(reason, message), False
+                    return render.rejection(reason, message)
         else:
-            return render.rejection("RACE", _REASONS["RACE"].format(id=report.id)), False
+            return render.rejection("RACE", _REASONS["RACE"].format(id=report.id))
+        if transition.to.is_final:
+            finished.append(report.id)
         self._journal(space, report, item, now, with_event=with_event)
-        finished = transition.to.is_final
         if events_full:
             message = _REASONS["TOO_MANY_EVENTS"].format(max=settings.max_events)
-            return render.rejection("TOO_MANY_EVENTS", message), finished
-        return {"status": item["status"]}, finished
+            return render.rejection("TOO_MANY_EVENTS", message)
+        return {"status": item["status"]}
 
     def _decide(
         self, space: str, report: Report, settings: Settings, now: int
@@ -407,8 +422,17 @@ class Queue:
     def cancel(self, space: str, ids: list[str]) -> list[dict[str, Any]]:
         now = self.clock.now_ms()
         retention = self.settings.get(space).retention
-        outcomes = []
-        cancelled = 0
+        outcomes: list[dict[str, Any]] = []
+        try:
+            self._cancel_each(space, ids, now, retention, outcomes)
+        finally:
+            cancelled = sum(1 for o in outcomes if o.get("status") == JobStatus.CANCELLED.value)
+            self.spaces.release(space, cancelled)
+        return outcomes
+
+    def _cancel_each(
+        self, space: str, ids: list[str], now: int, retention: Retention, outcomes: list[dict[str, Any]]
+    ) -> None:
         for job_id in ids:
             if not is_ulid(job_id):
                 outcomes.append(render.rejection("NOT_FOUND", f"job {job_id} does not exist"))
@@ -423,10 +447,7 @@ class Queue:
                         render.rejection("ALREADY_FINISHED", f"job {job_id} is {failed.item['status']}")
                     )
                 continue
-            cancelled += 1
             outcomes.append({"status": JobStatus.CANCELLED.value})
-        self.spaces.release(space, cancelled)
-        return outcomes
 
     # -- read -----------------------------------------------------------------
 
@@ -517,6 +538,6 @@ def _json(raw: bytes | None) -> Any:
 def _seq_cursor(cursor: str | None) -> int:
     if cursor is None:
         return 0
-    if not cursor.isdigit() or len(cursor) > 10:
+    if not (cursor.isascii() and cursor.isdigit()) or len(cursor) > 10:
         raise InvalidArgument("cursor: is not a cursor this API gave")
     return int(cursor)

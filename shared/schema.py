@@ -7,10 +7,19 @@ a field name is a 400 rather than a silently ignored option.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import ErrorDetails
 
 from shared import limits
@@ -27,6 +36,22 @@ class Body(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+def utf8_at_most(most: int) -> AfterValidator:
+    """The contract's sizes are bytes: a 4 KiB message is 4,096 bytes of UTF-8, not characters."""
+
+    def check(text: str) -> str:
+        if len(text.encode("utf-8", errors="surrogatepass")) > most:
+            raise ValueError(f"must be at most {most} bytes of UTF-8")
+        return text
+
+    return AfterValidator(check)
+
+
+HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
+RESERVED_HEADERS = frozenset({"host", "content-length", "content-type", "transfer-encoding", "connection"})
+MAX_CALLBACK_HEADER_BYTES = 8 * 1024
+
+
 JobName = Annotated[str, Field(pattern=NAME_PATTERN)]
 Ms = Annotated[int, Field(ge=0)]
 
@@ -39,7 +64,22 @@ class BackoffSpec(Body):
 
 class CallbackSpec(Body):
     url: Annotated[str, Field(min_length=1, max_length=2048)]
-    headers: dict[str, Annotated[str, Field(max_length=4096)]] = Field(default_factory=dict, max_length=32)
+    headers: dict[str, str] = Field(default_factory=dict, max_length=32)
+
+    @field_validator("headers")
+    @classmethod
+    def _sendable(cls, headers: dict[str, str]) -> dict[str, str]:
+        """Headers an HTTP client can send as given: token names, printable ASCII values."""
+        for name, value in headers.items():
+            if not HEADER_NAME.match(name):
+                raise ValueError(f"{name!r} is not a header name")
+            if name.lower() in RESERVED_HEADERS or name.lower() == "emit-signature":
+                raise ValueError(f"{name} is set by emit itself")
+            if not all(32 <= ord(c) < 127 or c == "\t" for c in value):
+                raise ValueError(f"the value of {name} must be printable ASCII")
+        if sum(len(n) + len(v) for n, v in headers.items()) > MAX_CALLBACK_HEADER_BYTES:
+            raise ValueError(f"must be at most {MAX_CALLBACK_HEADER_BYTES} bytes in all")
+        return headers
 
 
 class NewJob(Body):
@@ -88,7 +128,7 @@ class Release(Body):
 
 class ProgressSpec(Body):
     percent: Annotated[float, Field(ge=0, le=100, strict=False)]
-    message: Annotated[str, Field(max_length=limits.MAX_PROGRESS_MESSAGE)] | None = None
+    message: Annotated[str, utf8_at_most(limits.MAX_PROGRESS_MESSAGE)] | None = None
 
     @field_validator("percent", mode="before")
     @classmethod
@@ -100,7 +140,7 @@ class ProgressSpec(Body):
 
 class LogLine(Body):
     level: LogLevel
-    message: Annotated[str, Field(max_length=limits.MAX_LINE_BYTES)]
+    message: Annotated[str, utf8_at_most(limits.MAX_LINE_BYTES)]
     source: Annotated[str, Field(max_length=256)] | None = None
     metadata: Any = None
 
@@ -114,7 +154,7 @@ class LogLine(Body):
 
 class Report(Body):
     id: Annotated[str, Field(min_length=1, max_length=64)]
-    attempt: Annotated[int, Field(ge=1)]
+    attempt: Annotated[int, Field(ge=1, le=2**31)]
     touch: Touch | None = None
     complete: Complete | None = None
     fail: Fail | None = None

@@ -17,7 +17,7 @@ from shared.spaces import SpaceSettings
 from shared.store.blobs import pack, replacing
 from shared.store.dynamo import ConditionFailed, Item
 from shared.store.jobs import JobStore
-from shared.store.leases import DueBuckets, LeaseBook
+from shared.store.leases import Bucket, DueBuckets, LeaseBook
 from shared.store.spaces import SpaceStore
 
 
@@ -61,31 +61,41 @@ class Sweeper:
 
     # -- leases ---------------------------------------------------------------
 
-    def expire_leases(self, report: TickReport) -> None:
-        """Every claim whose lease has ended: the attempt fails, unless a report came first."""
+    def expire_leases(self, report: TickReport, *, rounds: int = 40) -> None:
+        """Every claim whose lease has ended: the attempt fails, unless a report came first.
+
+        Due buckets are read a page at a time until none is left (at most `rounds` pages
+        a tick), so a busy hour's claims never leave the clock behind."""
         now = self.clock.now_ms()
-        for bucket in self.buckets.due(now):
-            items = self.jobs.items(bucket.space, [e.job_id for e in bucket.entries], consistent=False)
-            refile: list[tuple[str, int, int]] = []
-            finished = 0
-            for entry in bucket.entries:
-                item = items.get(entry.job_id)
-                if item is not None and item["attempt"] < entry.attempt:
-                    # A read from before this claim (eventually consistent): read it again for sure.
-                    item = self.jobs.get_item(bucket.space, entry.job_id)
-                if item is None or item["status"] != JobStatus.RUNNING or item["attempt"] != entry.attempt:
-                    continue  # reported, cancelled, or never claimed at all: nothing to do
-                outcome = self._expire(bucket.space, item, now)
-                if outcome is None:
-                    refile.append((entry.job_id, entry.attempt, item_lease(item)))
-                else:
-                    report.expired += 1
-                    finished += outcome == JobStatus.FAILED
-            if refile:
-                self.leases.record(bucket.space, refile)
-                report.refiled += len(refile)
-            self.spaces.release(bucket.space, finished)
-            self.buckets.remove(bucket)
+        for _ in range(rounds):
+            due = self.buckets.due(now)
+            if not due:
+                return
+            for bucket in due:
+                self._expire_bucket(bucket, now, report)
+
+    def _expire_bucket(self, bucket: Bucket, now: int, report: TickReport) -> None:
+        items = self.jobs.items(bucket.space, [e.job_id for e in bucket.entries], consistent=False)
+        refile: list[tuple[str, int, int]] = []
+        finished = 0
+        for entry in bucket.entries:
+            item = items.get(entry.job_id)
+            if item is not None and item["attempt"] < entry.attempt:
+                # A read from before this claim (eventually consistent): read it again for sure.
+                item = self.jobs.get_item(bucket.space, entry.job_id)
+            if item is None or item["status"] != JobStatus.RUNNING or item["attempt"] != entry.attempt:
+                continue  # reported, cancelled, or never claimed at all: nothing to do
+            outcome = self._expire(bucket.space, item, now)
+            if outcome is None:
+                refile.append((entry.job_id, entry.attempt, item_lease(item)))
+            else:
+                report.expired += 1
+                finished += outcome == JobStatus.FAILED
+        if refile:
+            self.leases.record(bucket.space, refile)
+            report.refiled += len(refile)
+        self.spaces.release(bucket.space, finished)
+        self.buckets.remove(bucket)
 
     def _expire(self, space: str, item: Item, now: int) -> JobStatus | None:
         """Expire the attempt if its lease has ended; None when it was renewed (file it again)."""

@@ -7,6 +7,7 @@ keep their order across reports and workers, and a stale worker's lines are neve
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from shared.store import keys
@@ -24,7 +25,7 @@ class Journal:
         start, size = first, 0
         current: list[dict[str, Any]] = []
         for line in lines:
-            line_size = sum(len(str(v)) for v in line.values()) + 32
+            line_size = len(json.dumps(line, ensure_ascii=False).encode()) + 16
             if current and size + line_size > PAGE_BYTES:
                 pages.append({"pk": keys.lines(space, job_id), "sk": keys.line_page(start), "lines": current})
                 start, size, current = start + len(current), 0, []

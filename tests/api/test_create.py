@@ -93,7 +93,7 @@ def test_run_time_at_most_a_year_ahead(api: Api, clock: ManualClock) -> None:
 )
 def test_body_shape_errors(api: Api, raw: bytes, message: str) -> None:
     answer = api.request("POST", JOBS, raw=raw)
-    assert (answer.status, answer.body["message"]) == (400, message)
+    assert answer.status == 400 and answer.body["message"].startswith(message)
 
 
 def test_at_most_1000_jobs_a_request(api: Api) -> None:

@@ -220,7 +220,7 @@ def test_a_batch_of_reports_answers_each_and_invalid_ones_do_not_block_the_rest(
         ),
         (
             {"id": "x", "attempt": 1, "lines": [{"level": "INFO", "message": "m" * 4097}]},
-            "lines[0].message: must be at most 4096 characters",
+            "lines[0].message: must be at most 4096 bytes of UTF-8",
         ),
         (
             {"id": "x", "attempt": 1, "lines": [{"level": "INFO", "message": "m"}] * 1001},

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from shared.clock import ManualClock
+from shared.runtime import Runtime
 from tests.support import Api, Background
 
 JOBS = "/v1/spaces/work/jobs"
@@ -114,3 +117,30 @@ def test_a_stale_worker_cannot_overwrite_the_result_of_the_attempt_that_finished
     )
     assert late.body["outcomes"][0]["rejection"]["reason"] == "ALREADY_FINISHED"
     assert api.get(f"{JOBS}/{job_id}").body["result"] == big
+
+
+def test_the_clock_drains_the_whole_lease_book_in_one_tick(
+    rt: Runtime, api: Api, bg: Background, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """However many claims a minute brings, one tick sees every due lease (a page at a time)."""
+    due = rt.sweeper.buckets.due
+    monkeypatch.setattr(rt.sweeper.buckets, "due", lambda now: due(now, limit=1))  # tiny pages
+    api.post(JOBS, [{"name": "n", "maxAttempts": 1}] * 20)
+    for _ in range(20):
+        claim(api, leaseMs=1_000)
+    clock.advance(1_000)
+    assert bg.tick()["expired"] == 20
+
+
+def test_a_bucket_seen_twice_expires_its_attempt_once(
+    rt: Runtime, api: Api, bg: Background, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repeated or overlapping tick (the bucket still there) changes nothing the second time."""
+    monkeypatch.setattr(rt.sweeper.buckets, "remove", lambda bucket: None)
+    job_id = api.post(JOBS, {"name": "n", "backoffMs": 60_000}).body["id"]
+    claim(api, leaseMs=1_000)
+    clock.advance(1_000)
+    for _ in range(3):
+        bg.tick()
+    job = api.get(f"{JOBS}/{job_id}").body
+    assert (job["failures"], job["status"]) == (1, "PENDING")
