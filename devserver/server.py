@@ -75,3 +75,9 @@ class DevServer(ThreadingHTTPServer):
     def __init__(self, host: str, port: int, *, verbose: bool = False) -> None:
         super().__init__((host, port), GatewayHandler)
         self.verbose = verbose
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up before its answer (a timeout, a killed worker) is not an error."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
