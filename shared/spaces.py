@@ -120,10 +120,12 @@ class SpaceSettings:
         return settings
 
     def describe(self, space: str) -> dict[str, Any]:
-        if not self.store.exists(space):
+        items = self.store.whole(space)
+        if not items:
             raise NotFound(f"space {space} does not exist")
-        settings = Settings.from_item(self.store.settings(space))
-        return {"space": space, **settings.render(), "inFlight": self.store.inflight(space)}
+        settings = Settings.from_item(items.get("settings"))
+        in_flight = int(items["inflight"]["count"]) if "inflight" in items else 0
+        return {"space": space, **settings.render(), "inFlight": in_flight}
 
     def patch(self, space: str, patch: SettingsPatch) -> dict[str, Any]:
         self.store.write_settings(space, stored_changes(patch, self.store.settings(space)))

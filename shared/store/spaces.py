@@ -36,9 +36,18 @@ class SpaceStore:
         self.register_space(space)
         return item
 
-    def exists(self, space: str) -> bool:
-        rows, _ = self.db.query("pk = :pk", vals={":pk": keys.space(space)}, limit=1, consistent=True)
-        return bool(rows)
+    def whole(self, space: str) -> dict[str, Item]:
+        """Every item of the space's own partition (settings, in-flight count, names), by
+        sort key, in one query; empty when the space does not exist."""
+        found: dict[str, Item] = {}
+        start = None
+        while True:
+            rows, start = self.db.query(
+                "pk = :pk", vals={":pk": keys.space(space)}, start=start, consistent=True
+            )
+            found.update((row["sk"], row) for row in rows)
+            if start is None:
+                return found
 
     def names(self, space: str) -> list[str]:
         found: list[str] = []

@@ -121,3 +121,11 @@ def test_the_dev_token_is_admin_everywhere(monkeypatch: pytest.MonkeyPatch, rt: 
     monkeypatch.setattr(rt.tokens, "dev_token", "local-dev-token")
     assert api.as_token("local-dev-token").get("/v1/tokens").status == 200
     assert api.as_token("local-dev-token-x").get("/v1/tokens").status == 401
+
+
+def test_a_token_is_kept_only_as_a_hash(rt: Runtime, api: Api) -> None:
+    minted = api.post("/v1/tokens", {"scopes": ["read"]}).body
+    secret = minted["token"].rsplit("_", 1)[1]
+    stored = rt.db.get({"pk": "T", "sk": minted["id"]})
+    assert stored is not None and "hash" in stored
+    assert secret not in repr(stored), "the secret itself is never stored"
