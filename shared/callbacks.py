@@ -102,18 +102,38 @@ class TargetPolicy:
         if refused:
             raise InvalidArgument(f"{at}: may not be a loopback, private, link-local or metadata address")
 
-    def check_send(self, url: str) -> None:
-        """At send: every address the host resolves to must be public."""
+    def check_send(self, url: str) -> Pinned | None:
+        """At send: every address the host resolves to must be public. Answers where to
+        connect (the checked address itself, so a name that resolves differently a moment
+        later cannot lead elsewhere); None where any target is allowed."""
         if self.allow_private:
-            return
-        host = urlsplit(url).hostname or ""
+            return None
+        parts = urlsplit(url)
+        host = parts.hostname or ""
         try:
             addresses = self.resolve(host)
         except OSError as exc:
             raise TargetRefused(f"cannot resolve {host}: {exc}") from None
+        if not addresses:
+            raise TargetRefused(f"{host} has no address")
         for address in addresses:
             if _internal(ipaddress.ip_address(address.split("%")[0])):
                 raise TargetRefused(f"{host} resolves to {address}, which callbacks may not reach")
+        address = addresses[0].split("%")[0]
+        netloc = f"[{address}]" if ":" in address else address
+        if parts.port is not None:
+            netloc += f":{parts.port}"
+        return Pinned(parts._replace(netloc=netloc).geturl(), parts.netloc.rsplit("@", 1)[-1], host)
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """A callback sent to the address that was checked: the URL with that address, the
+    Host header the URL named, and the name TLS checks the certificate against."""
+
+    url: str
+    host_header: str
+    tls_name: str
 
 
 def _internal(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
@@ -189,9 +209,13 @@ class Dispatcher:
         if secret:
             headers[SIGNATURE_HEADER] = sign(secret, self.clock.now_ms(), content)
         try:
-            self.policy.check_send(job.callback.url)
+            url, extensions = job.callback.url, {}
+            pinned = self.policy.check_send(url)
+            if pinned is not None:
+                url, headers["Host"] = pinned.url, pinned.host_header
+                extensions = {"sni_hostname": pinned.tls_name}
             answer = self.http.post(
-                job.callback.url, content=content, headers=headers, timeout=SEND_TIMEOUT_S
+                url, content=content, headers=headers, timeout=SEND_TIMEOUT_S, extensions=extensions
             )
         except TargetRefused as refused:
             return None, str(refused)

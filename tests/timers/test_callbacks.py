@@ -180,3 +180,18 @@ def test_the_stream_keeps_flowing_after_a_cancelled_transaction(
     finish(api, {"complete": {}})
     bg.stream()
     assert len(receiver.calls) == 1
+
+
+def test_on_aws_a_callback_goes_to_the_address_that_was_checked(
+    rt: Runtime, api: Api, bg: Background, receiver: Receiver
+) -> None:
+    """A name checked once and resolved again by the HTTP client could lead elsewhere (DNS
+    rebinding); the request goes to the checked address, with the original Host and TLS name."""
+    policy = TargetPolicy(allow_private=False, resolve=lambda host: ["93.184.216.34"])
+    rt.queue.targets = rt.dispatcher.policy = policy
+    finish(api, {"complete": {}})
+    bg.stream()
+    [call] = receiver.calls
+    assert call.url.host == "93.184.216.34" and call.url.path == "/webhooks/emit"
+    assert call.headers["host"] == "api.example.com"
+    assert call.extensions["sni_hostname"] == "api.example.com"
