@@ -136,9 +136,18 @@ class Blobs:
         return self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
 
     def delete(self, space: str, job_id: str, item: Item) -> None:
-        """Remove the side items and S3 objects of a job's values (gone already is fine)."""
+        """Remove the side items and S3 objects of a job's values (gone already is fine).
+
+        A job that ever failed may have values of earlier attempts (their errors, a stale
+        worker's result) that the item no longer names: its whole partition goes. Large
+        values in S3 that no item names are left to the bucket's lifecycle rule."""
         places = [_where(item, name) for name in VALUES]
         side = [keys.blob(space, job_id, place) for kind, place in places if kind == "item"]
+        if item.get("failures", 0) > 0:
+            rows, _ = self.db.query(
+                "pk = :pk", vals={":pk": keys.blob(space, job_id, "-")["pk"]}, consistent=True
+            )
+            side = [{"pk": row["pk"], "sk": row["sk"]} for row in rows]
         if side:
             self.db.batch_delete(side)
         for kind, place in places:

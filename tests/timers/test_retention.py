@@ -52,3 +52,21 @@ def test_a_removed_job_takes_its_lines_events_values_key_and_delivery(
     assert rt.s3.list_objects_v2(Bucket=rt.bucket).get("KeyCount", 0) == 0
     again = api.post(JOBS, {"name": "n", "key": "k1"}).body
     assert again["outcome"] == "NEW"
+
+
+def test_the_errors_of_earlier_attempts_go_with_their_job(
+    rt: Runtime, api: Api, bg: Background, clock: ManualClock
+) -> None:
+    api.patch("/v1/spaces/keep", {"failedRetentionMs": 1_000})
+    job_id = api.post(JOBS, {"name": "n", "maxAttempts": 2, "backoffMs": 0}).body["id"]
+    for attempt in (1, 2):
+        api.post(f"{JOBS}:claim", {"count": 1})
+        trace = f"attempt {attempt}: " + os.urandom(1_500).hex()  # too long to stay in the job item
+        api.post(f"{JOBS}:report", {"id": job_id, "attempt": attempt, "fail": {"error": trace}})
+    side = rt.db.query("pk = :pk", vals={":pk": f"B#keep#{job_id}"}, consistent=True)[0]
+    assert sorted(row["sk"] for row in side) == ["error-1", "error-2"]
+    bg.stream()
+    clock.advance(1_000)
+    bg.expire_ttl()
+    bg.stream()
+    assert rt.db.query("pk = :pk", vals={":pk": f"B#keep#{job_id}"}, consistent=True)[0] == []
