@@ -180,11 +180,6 @@ def _finish(status: JobStatus, now_ms: int, retention: Retention) -> dict[str, A
     }
 
 
-def create(job: Job) -> Job:
-    """A new job is pending from the start, ready at its run time."""
-    return job
-
-
 def claim(*, attempt_before: int, now_ms: int, lease_ms: int) -> Transition:
     """Hand a pending, ready job to a worker for the next attempt."""
     return Transition(

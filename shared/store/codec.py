@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -104,10 +103,6 @@ def approximate_size(value: Any) -> int:
     if isinstance(value, bool) or value is None:
         return 1
     return len(str(value)) // 2 + 2
-
-
-def decode_json(raw: bytes | None) -> Any:
-    return None if raw is None else json.loads(raw)
 
 
 class UpdateBuilder:
