@@ -27,7 +27,7 @@ from shared.machine import touch as touch_transition
 from shared.schema import NewJob, Report, dump_json, parse
 from shared.spaces import Settings, SpaceSettings
 from shared.store.blobs import ITEM_BUDGET, pack, replacing
-from shared.store.codec import UpdateBuilder, approximate_size, job_item
+from shared.store.codec import UpdateBuilder, approximate_size, job_item, purged
 from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import ConditionFailed, Item
 from shared.store.jobs import Inserted, JobStore, NewRecord
@@ -181,7 +181,7 @@ class Queue:
 
     def _key_released(self, holder: Item | None, settings: Settings, now: int) -> bool:
         """A key is held while its job is unfinished, and for the key window after."""
-        if holder is None or _purged(holder, now):
+        if holder is None or purged(holder, now):
             return True
         if not JobStatus(holder["status"]).is_final:
             return False
@@ -384,7 +384,7 @@ class Queue:
         expect_ok: bool = False,
     ) -> Any:
         """Which rejection reason a refused report gets, from the job as it stood."""
-        if item is None or _purged(item, now):
+        if item is None or purged(item, now):
             return "NOT_FOUND"
         status = JobStatus(item["status"])
         if status.is_final:
@@ -440,7 +440,7 @@ class Queue:
             try:
                 self.jobs.apply(space, job_id, cancel_transition(now_ms=now, retention=retention))
             except ConditionFailed as failed:
-                if failed.item is None or _purged(failed.item, now):
+                if failed.item is None or purged(failed.item, now):
                     outcomes.append(render.rejection("NOT_FOUND", f"job {job_id} does not exist"))
                 else:
                     outcomes.append(
@@ -496,7 +496,7 @@ class Queue:
 
     def _item(self, space: str, job_id: str) -> Item:
         item = self.jobs.get_item(space, job_id) if is_ulid(job_id) else None
-        if item is None or _purged(item, self.clock.now_ms()):
+        if item is None or purged(item, self.clock.now_ms()):
             raise NotFound(f"job {job_id} does not exist in space {space}")
         return item
 
@@ -516,12 +516,6 @@ _REASONS = {
     "TOO_MANY_EVENTS": "the job has all the events its space allows ({max}); the rest of the report applied",
     "RACE": "job {id} changed while the report was applied; send it again",
 }
-
-
-def _purged(item: Item, now: int) -> bool:
-    """Past its retention: gone for every read, even before TTL has removed the item."""
-    ttl = item.get("ttl")
-    return ttl is not None and ttl * 1000 <= now
 
 
 def _cut(text: str, max_bytes: int) -> str:

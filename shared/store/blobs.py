@@ -98,9 +98,6 @@ class Blobs:
                     raise RuntimeError("no S3 bucket is configured for values over 350 KB")
                 self.s3.put_object(Bucket=self.bucket, Key=value.s3_key, Body=value.s3_body or b"")
 
-    def read(self, space: str, item: Item, name: str) -> bytes | None:
-        return self.read_many(space, [(item, name)])[0]
-
     def read_many(self, space: str, wanted: list[tuple[Item, str]]) -> list[bytes | None]:
         """The stored bytes of each (job item, attribute); one batched read for side items."""
         out: list[bytes | None] = [None] * len(wanted)

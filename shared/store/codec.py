@@ -23,6 +23,13 @@ def ttl_seconds(purge_at_ms: int) -> int:
     return math.ceil(purge_at_ms / 1000)
 
 
+def purged(item: Item, now_ms: int) -> bool:
+    """Past its retention: gone for every read, even before TTL has removed the item.
+    (`JobStore.page` asks DynamoDB the same question in its filter.)"""
+    ttl = item.get("ttl")
+    return ttl is not None and ttl * 1000 <= now_ms
+
+
 def job_item(job: Job, stored: dict[str, Any]) -> Item:
     """The item for a new job; `stored` holds the packed payload attributes."""
     item: Item = keys.job(job.space, job.id) | {

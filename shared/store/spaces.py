@@ -111,7 +111,3 @@ class SpaceStore:
         """Count `count` jobs as finished (or never made)."""
         if count:
             self.db.update(keys.inflight(space), "ADD #c :n", names={"#c": "count"}, vals={":n": -count})
-
-    def inflight(self, space: str) -> int:
-        item = self.db.get(keys.inflight(space))
-        return int(item["count"]) if item else 0

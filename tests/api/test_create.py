@@ -233,7 +233,7 @@ class TestInFlightCap:
         for t in threads:
             t.join()
         assert sorted(statuses) == [200] * 10 + [429] * 6
-        assert count_jobs(api) == 10 and rt.space_store.inflight("billing") == 10
+        assert count_jobs(api) == 10 and api.get("/v1/spaces/billing").body["inFlight"] == 10
 
 
 def test_a_create_token_may_not_read(rt: Runtime, api: Api) -> None:
