@@ -171,6 +171,19 @@ class Transition:
 RUNNING_ONLY = frozenset({JobStatus.RUNNING})
 
 
+def refusal(status: JobStatus, *, attempt: int, reported_attempt: int) -> str | None:
+    """Why a worker's report for `reported_attempt` cannot speak for a job in `status` at
+    `attempt`, as the workers page names it; None when it can. Finished beats stale: a
+    cancelled job tells any worker to stop."""
+    if status.is_final:
+        return "ALREADY_FINISHED"
+    if attempt != reported_attempt:
+        return "STALE"
+    if status != JobStatus.RUNNING:
+        return "NOT_RUNNING"
+    return None
+
+
 def _finish(status: JobStatus, now_ms: int, retention: Retention) -> dict[str, Any]:
     return {
         "finished_at_ms": now_ms,

@@ -17,7 +17,7 @@ from shared.callbacks import TargetPolicy
 from shared.clock import Clock
 from shared.errors import InvalidArgument, NotFound, ResourceExhausted
 from shared.ids import IdGenerator, is_ulid
-from shared.machine import Backoff, Callback, Job, JobStatus, Retention, Transition
+from shared.machine import Backoff, Callback, Job, JobStatus, Retention, Transition, refusal
 from shared.machine import cancel as cancel_transition
 from shared.machine import complete as complete_transition
 from shared.machine import fail as fail_transition
@@ -262,16 +262,18 @@ class Queue:
                 item = self._write_report(space, report, transition, stored, settings, with_event=with_event)
                 break
             except ConditionFailed as failed:
-                reason = self._why_refused(failed.item, report, settings, now)
-                if reason == "TOO_MANY_EVENTS":
+                reason = self._refusal(failed.item, report, now)
+                events = (failed.item or {}).get("eventCount", 0)
+                if reason is None and with_event and events >= settings.max_events:
                     # The rest of the report is still applied, without its event.
                     with_event, events_full = False, True
-                elif reason == "RACE" and transition.name == "touch":
+                    continue
+                if reason is None and transition.name == "touch":
                     # The lease already ends later than asked: a lease is never shortened.
                     transition = keep_transition(attempt=report.attempt)
-                else:
-                    message = _REASONS[reason].format(id=report.id, attempt=report.attempt)
-                    return render.rejection(reason, message)
+                    continue
+                reason = reason or "RACE"
+                return render.rejection(reason, _REASONS[reason].format(id=report.id, attempt=report.attempt))
         else:
             return render.rejection("RACE", _REASONS["RACE"].format(id=report.id))
         if transition.to.is_final:
@@ -347,7 +349,7 @@ class Queue:
     def _running_job(self, space: str, report: Report, now: int) -> Job:
         """The job a report speaks for, read when the decision needs its fields."""
         item = self.jobs.get_item(space, report.id)
-        reason = self._why_refused(item, report, None, now, expect_ok=True)
+        reason = self._refusal(item, report, now)
         if reason is not None:
             raise _Rejected(reason, _REASONS[reason].format(id=report.id, attempt=report.attempt))
         assert item is not None
@@ -374,35 +376,12 @@ class Queue:
 
         return self.jobs.apply(space, report.id, transition, stored=stored, extra=parts)
 
-    def _why_refused(
-        self,
-        item: Item | None,
-        report: Report,
-        settings: Settings | None,
-        now: int,
-        *,
-        expect_ok: bool = False,
-    ) -> Any:
-        """Which rejection reason a refused report gets, from the job as it stood."""
+    @staticmethod
+    def _refusal(item: Item | None, report: Report, now: int) -> str | None:
+        """Why `report` cannot speak for the job as it stood (None: it can)."""
         if item is None or purged(item, now):
             return "NOT_FOUND"
-        status = JobStatus(item["status"])
-        if status.is_final:
-            return "ALREADY_FINISHED"
-        if item["attempt"] != report.attempt:
-            return "STALE"
-        if status != JobStatus.RUNNING:
-            return "NOT_RUNNING"
-        if (
-            settings is not None
-            and report.event is not None
-            and item.get("eventCount", 0) >= settings.max_events
-        ):
-            return "TOO_MANY_EVENTS"
-        if expect_ok:
-            return None
-        # Running, same attempt: only a touch that would shorten the lease fails now.
-        return "RACE"
+        return refusal(JobStatus(item["status"]), attempt=item["attempt"], reported_attempt=report.attempt)
 
     def _journal(self, space: str, report: Report, item: Item, now: int, *, with_event: bool) -> None:
         if report.lines:

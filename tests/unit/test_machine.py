@@ -148,3 +148,18 @@ def test_no_transition_applies_to_a_finished_job(status: JobStatus) -> None:
 
 def test_cancel_applies_to_anything_unfinished() -> None:
     assert machine.cancel(now_ms=0, retention=RETENTION).guard.statuses == machine.UNFINISHED
+
+
+@pytest.mark.parametrize(
+    ("status", "attempt", "reported", "reason"),
+    [
+        (JobStatus.RUNNING, 2, 2, None),
+        (JobStatus.RUNNING, 3, 2, "STALE"),
+        (JobStatus.PENDING, 2, 2, "NOT_RUNNING"),
+        (JobStatus.PENDING, 3, 2, "STALE"),
+        (JobStatus.COMPLETED, 2, 2, "ALREADY_FINISHED"),
+        (JobStatus.CANCELLED, 3, 2, "ALREADY_FINISHED"),
+    ],
+)
+def test_why_a_report_is_refused(status: JobStatus, attempt: int, reported: int, reason: str | None) -> None:
+    assert machine.refusal(status, attempt=attempt, reported_attempt=reported) == reason
