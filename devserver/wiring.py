@@ -26,8 +26,6 @@ LOCAL_ENV = {
     "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
     "POWERTOOLS_TRACE_DISABLED": "true",
     "POWERTOOLS_METRICS_DISABLED": "true",
-    # The clock ticks every second here, so look for never-claimed jobs every 5 s.
-    "EMIT_UNCLAIMED_EVERY_MS": "5000",
 }
 
 
@@ -136,5 +134,7 @@ def build_runtime(
         dev_token=dev_token,
         # Locally a callback receiver on 127.0.0.1 is the point; on AWS it is refused.
         allow_private_callbacks=True,
+        # The clock ticks every second here: look for never-claimed jobs every 5 s.
+        unclaimed_every_ms=5_000,
         http=http,
     )

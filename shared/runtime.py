@@ -48,6 +48,7 @@ class Runtime:
     settings_cache_ms: int = 2_000
     dev_token: str | None = None
     allow_private_callbacks: bool = False
+    unclaimed_every_ms: int = 600_000
     http: httpx.Client | None = None
 
     def __post_init__(self) -> None:
@@ -87,6 +88,7 @@ class Runtime:
             buckets=DueBuckets(self.db),
             leases=self.leases,
             dispatcher=self.dispatcher,
+            unclaimed_every_ms=self.unclaimed_every_ms,
         )
         self.stream = StreamProcessor(
             clock=self.clock, jobs=self.jobs, deliveries=self.deliveries, dispatcher=self.dispatcher
@@ -116,6 +118,7 @@ class Runtime:
             settings_cache_ms=int(env.get("EMIT_SETTINGS_CACHE_MS", "2000")),
             dev_token=env.get("EMIT_DEV_TOKEN") or None,
             allow_private_callbacks=env.get("EMIT_ALLOW_PRIVATE_CALLBACKS") == "true",
+            unclaimed_every_ms=int(env.get("EMIT_UNCLAIMED_EVERY_MS", "600000")),
         )
 
 

@@ -40,6 +40,7 @@ class Sweeper:
         buckets: DueBuckets,
         leases: LeaseBook,
         dispatcher: Dispatcher,
+        unclaimed_every_ms: int = 600_000,
         rand: Callable[[], float] = random.random,
     ) -> None:
         self.clock = clock
@@ -49,12 +50,18 @@ class Sweeper:
         self.buckets = buckets
         self.leases = leases
         self.dispatcher = dispatcher
+        self.unclaimed_every_ms = unclaimed_every_ms
+        """Never-claimed jobs are looked for less often than every tick: their windows are days."""
         self.rand = rand
 
-    def tick(self, *, unclaimed_too: bool = True) -> TickReport:
+    def tick(self, *, tick_ms: int) -> TickReport:
+        """One tick of a clock that ticks every `tick_ms`."""
         report = TickReport()
         self.expire_leases(report)
-        if unclaimed_too:
+        now, every = self.clock.now_ms(), self.unclaimed_every_ms
+        # Stateless cadence: the tick that crosses a multiple of the interval does it, so a
+        # repeated or late tick neither skips nor doubles the look.
+        if now // every != (now - tick_ms) // every:
             self.fail_unclaimed(report)
         self.retry_callbacks(report)
         return report

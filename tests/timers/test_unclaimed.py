@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from shared.clock import ManualClock
+from shared.runtime import Runtime
 from tests.support import Api, Background
 
 JOBS = "/v1/spaces/work/jobs"
@@ -53,3 +54,18 @@ def test_a_job_that_was_claimed_once_is_not_unclaimed(api: Api, bg: Background, 
     clock.advance(8 * DAY)
     bg.tick()
     assert status(api, job_id)[0] == "PENDING"
+
+
+def test_on_a_minute_clock_never_claimed_jobs_are_looked_for_every_ten_minutes(
+    rt: Runtime, api: Api, bg: Background, clock: ManualClock
+) -> None:
+    """The tick that crosses a ten-minute mark looks; the others do not (its windows are days)."""
+    rt.sweeper.unclaimed_every_ms = 600_000
+    job_id = api.post(JOBS, {"name": "n"}).body["id"]
+    clock.advance(7 * DAY)
+    clock.advance(600_000 - clock.now_ms() % 600_000 + 60_000)  # one minute past a mark
+    bg.tick(60_000)
+    assert status(api, job_id)[0] == "PENDING", "this tick crossed no mark"
+    clock.advance(600_000 - 60_000)  # on the next mark
+    bg.tick(60_000)
+    assert status(api, job_id)[0] == "FAILED"
