@@ -12,6 +12,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 
+from shared.callbacks import Due
 from shared.observability import logger, metrics, tracer
 from shared.runtime import runtime
 
@@ -23,7 +24,7 @@ processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     stream = runtime().stream
-    due: list[tuple[str, str]] = []
+    due: list[Due] = []
 
     def apply(record: DynamoDBRecord) -> None:
         found = stream.record(record.raw_event)

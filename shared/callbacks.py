@@ -15,7 +15,7 @@ import hmac
 import ipaddress
 import json
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +29,7 @@ from shared.errors import InvalidArgument
 from shared.machine import Job, JobStatus
 from shared.spaces import SpaceSettings
 from shared.store.deliveries import DeliveryStore
+from shared.store.dynamo import Item
 from shared.store.jobs import JobStore
 
 FIRST_RETRY_MS = 5 * limits.SECOND_MS
@@ -64,6 +65,10 @@ def body(job: Job) -> bytes:
 def retry_wait_ms(attempts: int) -> int:
     """After the n-th failed try: 5 s, 10 s, 20 s, ... at most an hour."""
     return int(min(FIRST_RETRY_MS * 2 ** min(attempts - 1, 20), MAX_RETRY_MS))
+
+
+Due = tuple[str, str] | tuple[str, str, Item]
+"""A delivery to try: (space, job id), with the finished job's item when it is at hand."""
 
 
 class TargetRefused(Exception):
@@ -164,19 +169,22 @@ class Dispatcher:
         self.policy = policy
         self.http = http
 
-    def dispatch_many(self, targets: list[tuple[str, str]], *, workers: int = 16) -> list[str]:
-        """Try each (space, job id) that is due, side by side: one slow target holds up no other."""
+    def dispatch_many(self, targets: Sequence[Due], *, workers: int = 16) -> list[str]:
+        """Try each delivery that is due, side by side: one slow target holds up no other."""
         if len(targets) <= 1:
-            return [self.dispatch(space, job_id) for space, job_id in targets]
+            return [self.dispatch(*target) for target in targets]
         with ThreadPoolExecutor(max_workers=min(workers, len(targets))) as pool:
-            return list(pool.map(lambda t: self.dispatch(*t), targets))
+            return list(pool.map(lambda target: self.dispatch(*target), targets))
 
-    def dispatch(self, space: str, job_id: str) -> str:
-        """One attempt, if the delivery is due and nobody else holds it; answers its state."""
+    def dispatch(self, space: str, job_id: str, job_item: Item | None = None) -> str:
+        """One attempt, if the delivery is due and nobody else holds it; answers its state.
+
+        `job_item` is the finished job when the caller has it (the stream record that
+        finished it carries it, and a finished job never changes); else it is read."""
         held = self.deliveries.take(space, job_id, self.clock.now_ms(), HOLD_MS)
         if held is None:
             return "NOT_DUE"
-        item = self.jobs.get_item(space, job_id)
+        item = job_item if job_item is not None else self.jobs.get_item(space, job_id)
         next_at: int | None = None
         error: str | None
         if item is None or item.get("callback") is None:

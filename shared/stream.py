@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from shared.callbacks import Dispatcher
+from shared.callbacks import Dispatcher, Due
 from shared.clock import Clock
 from shared.machine import FINAL, JobStatus
 from shared.store.deliveries import DeliveryStore
@@ -65,19 +65,20 @@ class StreamProcessor:
         self.deliveries = deliveries
         self.dispatcher = dispatcher
 
-    def record(self, record: Mapping[str, Any]) -> tuple[str, str] | None:
-        """Apply one record; answers a (space, job id) whose callback is now due."""
+    def record(self, record: Mapping[str, Any]) -> Due | None:
+        """Apply one record; answers the delivery it made due, with the finished job's item."""
         change = JobChange.of(record)
         if change is None:
             return None
         if change.finished and change.new is not None and change.new.get("callback"):
             self.deliveries.start(change.space, change.job_id, self.clock.now_ms())
-            return change.space, change.job_id
+            return change.space, change.job_id, change.new
         if change.removed and change.old is not None:
             self.jobs.forget(change.space, change.job_id, change.old)
             self.deliveries.delete(change.space, change.job_id)
         return None
 
-    def deliver(self, due: list[tuple[str, str]]) -> None:
+    def deliver(self, due: list[Due]) -> None:
         """First tries for the callbacks these records made due; what fails waits for the clock."""
-        self.dispatcher.dispatch_many(list(dict.fromkeys(due)))
+        once = {(target[0], target[1]): target for target in due}  # a record seen twice: one try
+        self.dispatcher.dispatch_many(list(once.values()))

@@ -195,3 +195,17 @@ def test_on_aws_a_callback_goes_to_the_address_that_was_checked(
     assert call.url.host == "93.184.216.34" and call.url.path == "/webhooks/emit"
     assert call.headers["host"] == "api.example.com"
     assert call.extensions["sni_hostname"] == "api.example.com"
+
+
+def test_the_first_try_uses_the_finished_job_from_the_stream_record(
+    rt: Runtime, api: Api, bg: Background, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record that finished the job carries it, and a finished job never changes: no read."""
+    finish(api, {"complete": {"result": {"ok": True}}})
+
+    def no_reads(*args: object) -> None:
+        raise AssertionError("the job item was read again")
+
+    monkeypatch.setattr(rt.jobs, "get_item", no_reads)
+    bg.stream()
+    assert receiver.bodies()[0]["result"] == {"ok": True}
