@@ -240,3 +240,15 @@ def test_a_create_token_may_not_read(rt: Runtime, api: Api) -> None:
     producer = api.as_token(mint(rt, ["create"], ["billing"]))
     assert producer.post(JOBS, {"name": "n"}).status == 200
     assert producer.get(JOBS).status == 403
+
+
+def test_claims_and_reports_are_never_refused_for_a_full_space(api: Api) -> None:
+    """They are what brings the count down."""
+    api.patch("/v1/spaces/billing", {"maxInFlight": 1})
+    api.post(JOBS, {"name": "n"})
+    assert api.post(JOBS, {"name": "n"}).status == 429
+    [held] = api.post(f"{JOBS}:claim", {"count": 1}).body["jobs"]
+    touch = api.post(f"{JOBS}:report", {"id": held["id"], "attempt": 1, "touch": {}})
+    assert touch.body == {"outcomes": [{"status": "RUNNING"}]}
+    done = api.post(f"{JOBS}:report", {"id": held["id"], "attempt": 1, "complete": {}})
+    assert done.body == {"outcomes": [{"status": "COMPLETED"}]}

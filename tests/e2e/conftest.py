@@ -55,6 +55,7 @@ def start_dev(*args: str, token: str = DEV_TOKEN) -> DevServer:
         found = re.search(r"listening on (http://\S+)", line)
         if found:
             server = DevServer(found.group(1), token, process)
+            server.output.extend(seen)
             threading.Thread(target=_drain, args=(process, server.output), daemon=True).start()
             return server
     process.kill()

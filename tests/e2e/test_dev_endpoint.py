@@ -51,3 +51,16 @@ def test_jobs_outlive_the_dev_server(dynamodb_endpoint: str) -> None:
         assert job.status_code == 200 and job.json()["payload"] == 7
     finally:
         second.stop()
+
+
+def test_without_a_dev_token_emit_dev_mints_one_and_prints_it() -> None:
+    server = start_dev(token="")
+    try:
+        printed = [line for line in server.output if "admin token" in line]
+        assert printed, "no admin token printed"
+        token = printed[0].rsplit(" ", 1)[1].strip()
+        assert token.startswith("emit_")
+        answer = httpx.get(f"{server.url}/v1/tokens", headers={"Authorization": f"Bearer {token}"})
+        assert answer.status_code == 200
+    finally:
+        server.stop()
