@@ -208,8 +208,7 @@ class Queue:
             )
             if claimed or now >= deadline:
                 return [
-                    render.claimed(self.jobs.load(space, c.item, bodies=False), _json(c.payload))
-                    for c in claimed
+                    render.claimed(self.jobs.load(space, c.item, bodies=False), c.payload) for c in claimed
                 ]
             self.clock.sleep(min(pause, deadline - now) / 1000)
             # Every look costs reads: an idle worker looks less and less often, up to a limit.
@@ -502,10 +501,6 @@ def _cut(text: str, max_bytes: int) -> str:
     if len(data) <= max_bytes:
         return text
     return data[:max_bytes].decode(errors="ignore")
-
-
-def _json(raw: bytes | None) -> Any:
-    return json.loads(raw) if raw is not None else None
 
 
 def _seq_cursor(cursor: str | None) -> int:

@@ -39,7 +39,7 @@ class Inserted:
 @dataclass
 class Claimed:
     item: Item
-    payload: bytes | None
+    payload: Any
 
 
 class JobStore:
@@ -276,7 +276,7 @@ class JobStore:
             except ConditionFailed:
                 continue  # another claim won it, or it changed since the index saw it
         bodies = self.blobs.read_many(space, [(item, "payload") for item in won])
-        return [Claimed(item, body) for item, body in zip(won, bodies, strict=True)]
+        return [Claimed(item, _json(body)) for item, body in zip(won, bodies, strict=True)]
 
     # -- transitions ----------------------------------------------------------
 

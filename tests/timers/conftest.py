@@ -1,9 +1,6 @@
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +8,7 @@ import httpx
 import pytest
 
 from shared.runtime import Runtime
-from tests.support import Background
+from tests.support import Background, check_signature
 
 SECRET = "whsec_0123456789abcdef"
 
@@ -46,12 +43,4 @@ def receiver(rt: Runtime) -> Receiver:
     return target
 
 
-def verify(secret: str, header: str, body: bytes) -> int:
-    """The test's own check of Emit-Signature: t=<ms>,v1=<hex HMAC-SHA256 of "<t>.<body>">."""
-    parts = dict(part.split("=", 1) for part in header.split(","))
-    expected = hmac.new(secret.encode(), f"{parts['t']}.".encode() + body, hashlib.sha256).hexdigest()
-    assert hmac.compare_digest(expected, parts["v1"]), "signature does not match"
-    return int(parts["t"])
-
-
-Verify = Callable[[str, str, bytes], int]
+verify = check_signature
