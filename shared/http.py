@@ -18,6 +18,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 
+from shared import wire
 from shared.auth import Caller
 from shared.errors import EmitError, InvalidArgument, ResourceExhausted
 from shared.observability import logger, metrics, tracer
@@ -71,13 +72,13 @@ def make_app() -> HttpApp:
         if isinstance(error, ResourceExhausted):
             body["retryAfterMs"] = error.retry_after_ms
             headers["Retry-After"] = str(max(1, math.ceil(error.retry_after_ms / 1000)))
-        return Response(error.status, content_types.APPLICATION_JSON, json.dumps(body), headers=headers)
+        return Response(error.status, content_types.APPLICATION_JSON, wire.text(body), headers=headers)
 
     @app.exception_handler(Exception)
     def _unexpected(error: Exception) -> Response:
         logger.exception("unexpected error", extra={"action": "request"})
         body = {"code": "Internal", "message": "internal error; it has been logged"}
-        return Response(500, content_types.APPLICATION_JSON, json.dumps(body))
+        return Response(500, content_types.APPLICATION_JSON, wire.text(body))
 
     return app
 
@@ -122,6 +123,8 @@ def body(app: APIGatewayHttpResolver) -> Any:
             json.dumps(data, ensure_ascii=False).encode()
         except UnicodeEncodeError:
             raise InvalidArgument("body: has a \\u escape that is not a valid character") from None
+        except RecursionError:
+            raise InvalidArgument("body: is nested too deeply") from None
     return data
 
 
@@ -150,7 +153,8 @@ def query(app: APIGatewayHttpResolver, name: str) -> str | None:
 
 
 def ok(payload: Any, status: int = 200) -> Response:
-    return Response(status, content_types.APPLICATION_JSON, json.dumps(payload, separators=(",", ":")))
+    """A JSON answer, serialized as `shared.wire` sends it (and measures it)."""
+    return Response(status, content_types.APPLICATION_JSON, wire.text(payload))
 
 
 def no_content() -> Response:

@@ -17,10 +17,15 @@ MAX_RESULT_BYTES = 4 * MIB
 MAX_ERROR_BYTES = 4 * KIB
 MAX_EVENT_BYTES = 4 * KIB
 MAX_LINE_BYTES = 4 * KIB
+MAX_JSON_DEPTH = 64
+"""How deeply any JSON a user sends (payload, result, event, line metadata) may nest."""
 MAX_LINES_PER_REPORT = 1_000
 MAX_REPORTS_PER_REQUEST = 1_000
 MAX_CANCELS_PER_REQUEST = 1_000
 MAX_PROGRESS_MESSAGE = 1 * KIB
+PROGRESS_DECIMALS = 6
+"""A progress percent is kept to this many decimal places (DynamoDB numbers have 38 digits
+and no exponent below -130; a float may have neither)."""
 MAX_CLAIM_COUNT = 1_000
 MAX_CLAIM_NAMES = 32
 MAX_CLAIM_WAIT_MS = 60_000

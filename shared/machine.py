@@ -270,6 +270,18 @@ def release(*, attempt: int, now_ms: int) -> Transition:
     )
 
 
+def give_back(job: Job) -> Transition:
+    """Undo a claim whose job never reached a worker (its claim's answer was full): pending
+    again at the attempt before, in its place in line, as if it had not been claimed."""
+    return Transition(
+        name="give_back",
+        guard=Guard(statuses=RUNNING_ONLY, attempt=job.attempt),
+        to=JobStatus.PENDING,
+        changes={"attempt": job.attempt - 1, "lease_until_ms": None, "ready_at_ms": job.run_at_ms},
+        ready_index="enter",
+    )
+
+
 def cancel(*, now_ms: int, retention: Retention) -> Transition:
     """Cancel anything unfinished; a running worker learns it from its next report."""
     return Transition(

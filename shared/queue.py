@@ -6,13 +6,14 @@ Lambda handlers only parse, call one of these, and render.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from shared import limits, render
+from shared import limits, render, wire
 from shared.callbacks import TargetPolicy
 from shared.clock import Clock
 from shared.errors import InvalidArgument, NotFound, ResourceExhausted
@@ -21,16 +22,18 @@ from shared.machine import Backoff, Callback, Job, JobStatus, Retention, Transit
 from shared.machine import cancel as cancel_transition
 from shared.machine import complete as complete_transition
 from shared.machine import fail as fail_transition
+from shared.machine import give_back as give_back_transition
 from shared.machine import keep as keep_transition
 from shared.machine import release as release_transition
 from shared.machine import touch as touch_transition
+from shared.observability import logger
 from shared.schema import NewJob, Report, dump_json, parse
 from shared.spaces import Settings, SpaceSettings
 from shared.store.blobs import ITEM_BUDGET, pack, replacing
 from shared.store.codec import UpdateBuilder, approximate_size, job_item, purged
 from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import ConditionFailed, Item
-from shared.store.jobs import Inserted, JobStore, NewRecord
+from shared.store.jobs import Claimed, Inserted, JobStore, NewRecord
 from shared.store.journal import Journal
 from shared.store.spaces import SpaceStore
 
@@ -207,12 +210,56 @@ class Queue:
                 payload_budget=self.config.claim_payload_bytes,
             )
             if claimed or now >= deadline:
-                return [
-                    render.claimed(self.jobs.load(space, c.item, bodies=False), c.payload) for c in claimed
-                ]
+                return self._answer(space, claimed, now)
             self.clock.sleep(min(pause, deadline - now) / 1000)
             # Every look costs reads: an idle worker looks less and less often, up to a limit.
             pause = min(pause * 2, self.config.poll_max_ms)
+
+    def _answer(self, space: str, claimed: list[Claimed], now: int) -> list[dict[str, Any]]:
+        """The claimed jobs as the answer shows them, measured as it is sent (`shared.wire`).
+
+        The store chose jobs by their stored payload sizes; the answer's own bytes decide.
+        A job that would take the answer past `claim_payload_bytes` is given back untouched
+        (the first job always goes: it could never go otherwise). A job that cannot be shown
+        at all fails for good rather than fail every claim that picks it. Either way the
+        other jobs this claim won are answered: none is left running unseen."""
+        answer: list[dict[str, Any]] = []
+        size = wire.cost(wire.text({"jobs": []}))
+        for c in claimed:
+            job = self.jobs.load(space, c.item, bodies=False)
+            try:
+                shown = render.claimed(job, None if c.raw is None else json.loads(c.raw))
+                cost = wire.cost(wire.text(shown)) + (1 if answer else 0)  # the comma before it
+            except (ValueError, RecursionError):
+                logger.exception("a claimed job cannot be shown", extra={"action": "claim", "job": job.id})
+                self._unshowable(space, job, now)
+                continue
+            if answer and size + cost > self.config.claim_payload_bytes:
+                with _afterthought(job):
+                    self.jobs.apply(space, job.id, give_back_transition(job))
+                continue
+            answer.append(shown)
+            size += cost
+        return answer
+
+    def _unshowable(self, space: str, job: Job, now: int) -> None:
+        """Fail for good a job whose payload cannot be shown (say, one stored before nesting
+        was bounded): no later claim could show it either."""
+        with _afterthought(job):
+            error = "emit could not read this job's payload to hand it out"
+            transition = fail_transition(
+                job,
+                now_ms=now,
+                error=error,
+                unrecoverable=True,
+                retry_after_ms=None,
+                rand=0.0,
+                retention=self.settings.get(space).retention,
+            )
+            packed = pack(space, job.id, "error", error.encode(), attempt=job.attempt)
+            self.jobs.blobs.store([packed])
+            self.jobs.apply(space, job.id, transition, stored=replacing("error", packed))
+            self.spaces.release(space, 1)
 
     # -- report ---------------------------------------------------------------
 
@@ -477,6 +524,19 @@ class Queue:
         if item is None or purged(item, self.clock.now_ms()):
             raise NotFound(f"job {job_id} does not exist in space {space}")
         return item
+
+
+@contextlib.contextmanager
+def _afterthought(job: Job) -> Iterator[None]:
+    """A claim's own write on a job it won but does not answer with. If the job changed
+    since (a cancel), there is nothing left to do; a fault leaves the job to its lease's
+    expiry rather than fail the claim, whose other jobs are already running."""
+    try:
+        yield
+    except ConditionFailed:
+        pass
+    except Exception:
+        logger.exception("a claim could not settle a job", extra={"action": "claim", "job": job.id})
 
 
 class _Rejected(Exception):

@@ -47,6 +47,37 @@ def utf8_at_most(most: int) -> AfterValidator:
     return AfterValidator(check)
 
 
+def nesting_within(value: Any, most: int) -> bool:
+    """Whether JSON `value` nests at most `most` arrays and objects deep.
+
+    Level by level rather than recursively: the walk itself must not be what a deep value
+    breaks, and it stops at the first level past `most`."""
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > most:
+            return False
+        inner: list[Any] = []
+        for container in level:
+            items = container.values() if isinstance(container, dict) else container
+            inner.extend(v for v in items if isinstance(v, dict | list))
+        level = inner
+    return True
+
+
+def _shallow(value: Any) -> Any:
+    if not nesting_within(value, limits.MAX_JSON_DEPTH):
+        raise ValueError(f"must be nested at most {limits.MAX_JSON_DEPTH} levels deep")
+    return value
+
+
+JsonValue = Annotated[Any, AfterValidator(_shallow)]
+"""Any JSON a user sends, nested at most `limits.MAX_JSON_DEPTH` deep. A deeper value is
+refused where it enters: it would be stored, then break whichever later step (a claim, a
+read, a callback) parses or writes it deeper in the stack, answering 500 there."""
+
+
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
 RESERVED_HEADERS = frozenset({"host", "content-length", "content-type", "transfer-encoding", "connection"})
 MAX_CALLBACK_HEADER_BYTES = 8 * 1024
@@ -84,7 +115,7 @@ class CallbackSpec(Body):
 
 class NewJob(Body):
     name: JobName
-    payload: Any = None
+    payload: JsonValue = None
     key: Annotated[str, Field(min_length=1, max_length=256)] | None = None
     delayMs: Annotated[int, Field(ge=0, le=limits.MAX_DELAY_MS)] | None = None
     runAtMs: Ms | None = None
@@ -113,7 +144,7 @@ class Touch(Body):
 
 
 class Complete(Body):
-    result: Any = None
+    result: JsonValue = None
 
 
 class Fail(Body):
@@ -137,12 +168,19 @@ class ProgressSpec(Body):
             raise ValueError("must be a number")
         return value
 
+    @field_validator("percent")
+    @classmethod
+    def _storable(cls, value: float) -> float:
+        """Kept to `limits.PROGRESS_DECIMALS` places, so DynamoDB can hold it: 1e-300 is a
+        float, but no DynamoDB number (it would fail the write, after the report's checks)."""
+        return round(value, limits.PROGRESS_DECIMALS) or 0.0
+
 
 class LogLine(Body):
     level: LogLevel
     message: Annotated[str, utf8_at_most(limits.MAX_LINE_BYTES)]
     source: Annotated[str, Field(max_length=256)] | None = None
-    metadata: Any = None
+    metadata: JsonValue = None
 
     @field_validator("metadata")
     @classmethod
@@ -160,7 +198,7 @@ class Report(Body):
     fail: Fail | None = None
     release: Release | None = None
     progress: ProgressSpec | None = None
-    event: Any = None
+    event: JsonValue = None
     lines: Annotated[list[LogLine], Field(max_length=limits.MAX_LINES_PER_REPORT)] = Field(
         default_factory=list
     )

@@ -39,11 +39,26 @@ class TransactionConflict(Exception):
 
 def _to_wire(value: Any) -> Any:
     if isinstance(value, float):
-        return Decimal(repr(value))
+        return _number(Decimal(repr(value)))
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _number(value)
     if isinstance(value, Mapping):
         return {k: _to_wire(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_to_wire(v) for v in value]
+    return value
+
+
+def _number(value: Decimal | int) -> Decimal | int:
+    """A number DynamoDB can hold: 38 significant digits, magnitudes 1e-130 to 1e126.
+    Requests are checked for this where they enter (a 400 naming the field); this says
+    plainly which value got past, where boto3 would raise a bare decimal signal."""
+    if isinstance(value, int):
+        if abs(value) >= 10**38:
+            raise ValueError(f"{value} has more digits than a DynamoDB number holds")
+        return value
+    if value and not (-130 <= value.adjusted() <= 125 and len(value.as_tuple().digits) <= 38):
+        raise ValueError(f"{value} is not a number DynamoDB can hold")
     return value
 
 

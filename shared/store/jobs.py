@@ -39,7 +39,8 @@ class Inserted:
 @dataclass
 class Claimed:
     item: Item
-    payload: Any
+    raw: bytes | None
+    """The payload's stored JSON, left for the caller to parse (and survive) job by job."""
 
 
 class JobStore:
@@ -276,7 +277,7 @@ class JobStore:
             except ConditionFailed:
                 continue  # another claim won it, or it changed since the index saw it
         bodies = self.blobs.read_many(space, [(item, "payload") for item in won])
-        return [Claimed(item, _json(body)) for item, body in zip(won, bodies, strict=True)]
+        return [Claimed(item, body) for item, body in zip(won, bodies, strict=True)]
 
     # -- transitions ----------------------------------------------------------
 
