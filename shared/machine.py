@@ -272,7 +272,8 @@ def release(*, attempt: int, now_ms: int) -> Transition:
 
 def give_back(job: Job) -> Transition:
     """Undo a claim whose job never reached a worker (its claim's answer was full): pending
-    again at the attempt before, in its place in line, as if it had not been claimed."""
+    again at the attempt before, ready since it could first run (so still ahead of the jobs
+    it was chosen before), as if it had not been claimed."""
     return Transition(
         name="give_back",
         guard=Guard(statuses=RUNNING_ONLY, attempt=job.attempt),

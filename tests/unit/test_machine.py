@@ -123,6 +123,13 @@ def test_release_does_not_count_the_attempt() -> None:
     assert t.changes["ready_at_ms"] == 50 and t.ready_index == "enter"
 
 
+def test_give_back_undoes_a_claim_never_handed_out() -> None:
+    t = machine.give_back(running(run_at_ms=40, failures=0))
+    assert t.to == JobStatus.PENDING and t.ready_index == "enter"
+    assert t.changes == {"attempt": 1, "lease_until_ms": None, "ready_at_ms": 40}
+    assert t.guard.statuses == {JobStatus.RUNNING} and t.guard.attempt == 2
+
+
 def test_touch_never_shortens_a_lease() -> None:
     t = machine.touch(attempt=2, now_ms=10, lease_ms=1_000)
     assert t.guard.lease_at_most_ms == 1_010 and t.changes == {"lease_until_ms": 1_010}
