@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from shared.callbacks import Dispatcher
 from shared.clock import Clock
@@ -93,9 +94,11 @@ class Sweeper:
             if item is None or item["status"] != JobStatus.RUNNING or item["attempt"] != entry.attempt:
                 continue  # reported, cancelled, or never claimed at all: nothing to do
             outcome = self._expire(bucket.space, item, now)
-            if outcome is None:
+            if outcome == "renewed":
                 refile.append((entry.job_id, entry.attempt, item_lease(item)))
-            else:
+            elif outcome != "moot":
+                # Only the expiries this tick's own write applied count: an overlapping
+                # tick (or a report) that got there first did the work, not this one.
                 report.expired += 1
                 finished += outcome == JobStatus.FAILED
         if refile:
@@ -104,11 +107,13 @@ class Sweeper:
         self.spaces.release(bucket.space, finished)
         self.buckets.remove(bucket)
 
-    def _expire(self, space: str, item: Item, now: int) -> JobStatus | None:
-        """Expire the attempt if its lease has ended; None when it was renewed (file it again)."""
+    def _expire(self, space: str, item: Item, now: int) -> JobStatus | Literal["renewed", "moot"]:
+        """Expire the attempt if its lease has ended: the status this write moved it to;
+        "renewed" when its lease was renewed (file it again); "moot" when something else
+        (a report, a cancel, another tick) moved it first."""
         for _ in range(2):
             if item_lease(item) > now:
-                return None
+                return "renewed"
             job = self.jobs.load(space, item, bodies=False)
             transition = expire(
                 job, now_ms=now, rand=self.rand(), retention=self.settings.get(space).retention
@@ -118,13 +123,13 @@ class Sweeper:
                 self.jobs.apply(space, job.id, transition, stored=replacing("error", error))
             except ConditionFailed as failed:
                 if failed.item is None or failed.item["status"] != JobStatus.RUNNING:
-                    return JobStatus.PENDING  # finished or gone meanwhile: nothing left to expire
+                    return "moot"  # finished, expired or gone meanwhile: nothing left to expire
                 if failed.item["attempt"] != job.attempt:
-                    return JobStatus.PENDING
+                    return "moot"
                 item = failed.item  # renewed meanwhile: look again
                 continue
             return transition.to
-        return None
+        return "renewed"
 
     # -- never claimed --------------------------------------------------------
 
