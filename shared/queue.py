@@ -31,7 +31,7 @@ from shared.store.blobs import ITEM_BUDGET, PLACES, Packed, pack, replacing
 from shared.store.codec import UpdateBuilder, approximate_size, job_item, purged
 from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import ConditionFailed, Item
-from shared.store.jobs import Inserted, JobStore, NewRecord
+from shared.store.jobs import Inserted, JobStore, KeyHold, NewRecord
 from shared.store.journal import Journal
 from shared.store.spaces import SpaceStore
 
@@ -140,7 +140,7 @@ class Queue:
             key = record.job.key
             holder = self.jobs.key_holder(space, key) if key is not None else None
             if holder is not None and not self._key_released(holder, settings, now):
-                outcomes[i] = Inserted(holder["sk"], False)
+                outcomes[i] = Inserted(holder.key["jobId"], False)
             else:
                 remaining.append((i, record))
         return remaining
@@ -180,13 +180,20 @@ class Queue:
         room = ITEM_BUDGET - approximate_size(job_item(job, {"payloadBytes": len(raw)}))
         return NewRecord(job, pack(space, job.id, "payload", raw, room=room))
 
-    def _key_released(self, holder: Item | None, settings: Settings, now: int) -> bool:
-        """A key is held while its job is unfinished, and for the key window after."""
-        if holder is None or purged(holder, now):
-            return True
-        if not JobStatus(holder["status"]).is_final:
-            return False
-        return bool(holder["finishedAtMs"] + settings.key_window_ms <= now)
+    def _key_released(self, holder: KeyHold, settings: Settings, now: int) -> bool:
+        """A key is held while its job is unfinished, and for the key window after it
+        finished, even when retention has hidden or removed the job by then."""
+        if holder.job is not None:
+            if not JobStatus(holder.job["status"]).is_final:
+                return False
+            finished = holder.job["finishedAtMs"]
+        else:
+            # Removed: the stream's cleanup copies the finish time onto the key item. Until
+            # it has, the key stays held (the window cannot be known to have passed).
+            finished = holder.key.get("finishedAtMs")
+            if finished is None:
+                return False
+        return bool(finished + settings.key_window_ms <= now)
 
     # -- claim ----------------------------------------------------------------
 

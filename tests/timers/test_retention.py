@@ -53,6 +53,10 @@ def test_a_removed_job_takes_its_lines_events_values_key_and_delivery(
     assert left == [[], [], []]
     assert rt.db.get(keys.delivery("keep", job_id)) is None
     assert rt.s3.list_objects_v2(Bucket=rt.bucket).get("KeyCount", 0) == 0
+    # The key outlives its job by the key window (10 minutes), then goes too.
+    assert api.post(JOBS, {"name": "n", "key": "k1"}).body == {"id": job_id, "outcome": "DUPLICATE"}
+    clock.advance(86_400_000)
+    bg.expire_ttl()
     assert rt.db.get(keys.idempotency_key("keep", "k1")) is None
     again = api.post(JOBS, {"name": "n", "key": "k1"}).body
     assert again["outcome"] == "NEW"
@@ -120,3 +124,26 @@ def test_every_value_a_report_stored_goes_with_its_job(
     assert rt.db.query("pk = :pk", vals={":pk": f"B#keep#{job_id}"}, consistent=True)[0] == []
     assert rt.s3.list_objects_v2(Bucket=rt.bucket).get("KeyCount", 0) == 0
 
+
+def test_a_key_is_held_for_its_window_even_after_its_job_is_removed(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    api.patch("/v1/spaces/keep", {"keyWindowMs": 600_000, "completedRetentionMs": 0})
+    job_id = api.post(JOBS, {"name": "n", "key": "once"}).body["id"]
+    [held] = api.post(f"{JOBS}:claim", {"count": 1}).body["jobs"]
+    api.post(f"{JOBS}:report", {"id": job_id, "attempt": held["attempt"], "complete": {}})
+    finished = clock.now_ms()
+    clock.advance(1_000)
+    duplicate = {"id": job_id, "outcome": "DUPLICATE"}
+    assert api.post(JOBS, {"name": "n", "key": "once"}).body == duplicate, "past retention, in the window"
+    bg.stream()
+    assert bg.expire_ttl() == 1
+    bg.stream()  # the job's REMOVE record
+    assert api.get(f"{JOBS}/{job_id}").status == 404
+    assert api.post(JOBS, {"name": "n", "key": "once"}).body == duplicate, "removed, in the window"
+    clock.advance(finished + 600_000 - 1 - clock.now_ms())
+    bg.expire_ttl()
+    bg.stream()
+    assert api.post(JOBS, {"name": "n", "key": "once"}).body == duplicate
+    clock.advance(1)
+    assert api.post(JOBS, {"name": "n", "key": "once"}).body["outcome"] == "NEW"
