@@ -107,10 +107,10 @@ class Queue:
                     f"space {space} has its maxInFlight of {cap} unfinished jobs; try again later",
                     retry_after_ms=ROOM_RETRY_MS,
                 )
-        # Names first: a job whose name is not listed is never found by a claim without
-        # names, nor by the clock's check for jobs nobody claims.
-        self.spaces.register_names(space, {r.job.name for _, r in records}, now)
         try:
+            # Names first: a job whose name is not listed is never found by a claim without
+            # names, nor by the clock's check for jobs nobody claims.
+            self.spaces.register_names(space, {r.job.name for _, r in records}, now)
             inserted = self.jobs.insert(
                 space,
                 [r for _, r in records],
@@ -173,7 +173,9 @@ class Queue:
             ),
             created_at_ms=now,
             run_at_ms=max(run_at, 0),
-            ready_at_ms=max(run_at, 0),
+            # A job due in the past can be claimed from now: its wait (for claims' order and
+            # the never-claimed window) starts at its creation.
+            ready_at_ms=max(run_at, now),
             key=request.key,
             callback=Callback(request.callback.url, request.callback.headers) if request.callback else None,
         )

@@ -42,6 +42,7 @@ class Sweeper:
         leases: LeaseBook,
         dispatcher: Dispatcher,
         unclaimed_every_ms: int = 600_000,
+        unclaimed_per_name: int = 1_000,
         rand: Callable[[], float] = random.random,
     ) -> None:
         self.clock = clock
@@ -53,6 +54,7 @@ class Sweeper:
         self.dispatcher = dispatcher
         self.unclaimed_every_ms = unclaimed_every_ms
         """Never-claimed jobs are looked for less often than every tick: their windows are days."""
+        self.unclaimed_per_name = unclaimed_per_name
         self.rand = rand
 
     def tick(self, *, tick_ms: int) -> TickReport:
@@ -134,7 +136,11 @@ class Sweeper:
     # -- never claimed --------------------------------------------------------
 
     def fail_unclaimed(self, report: TickReport) -> None:
-        """Jobs nobody claimed within their space's window after they could first be claimed."""
+        """Fail the pending jobs that have been claimable for their space's whole window
+        (from their ready time: creation, or their release or retry) without being claimed.
+
+        At most `unclaimed_per_name` jobs of a name a look, so one look stays short; the
+        next look goes on where this one stopped (the failed jobs have left the index)."""
         now = self.clock.now_ms()
         for space in self.spaces.all_spaces():
             settings = self.settings.get(space)
@@ -143,7 +149,8 @@ class Sweeper:
             transition = unclaimed(now_ms=now, window_ms=settings.unclaimed_ms, retention=settings.retention)
             failed = 0
             for name in self.spaces.names(space):
-                for row in self.jobs.never_claimed(space, name, now - settings.unclaimed_ms, limit=100):
+                rows = self.jobs.unclaimed(space, name, now - settings.unclaimed_ms, self.unclaimed_per_name)
+                for row in rows:
                     error = pack(space, row["sk"], "error", transition.changes["error"].encode())
                     try:
                         self.jobs.apply(space, row["sk"], transition, stored=replacing("error", error))

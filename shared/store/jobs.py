@@ -123,17 +123,26 @@ class JobStore:
         rows = self.db.batch_get([keys.job(space, i) for i in dict.fromkeys(job_ids)], consistent=consistent)
         return {row["sk"]: row for row in rows}
 
-    def never_claimed(self, space: str, name: str, ready_before_ms: int, limit: int) -> list[Item]:
-        """Pending jobs of `name` ready since before then and never handed out (attempt 0)."""
+    def unclaimed(self, space: str, name: str, ready_by_ms: int, limit: int) -> list[Item]:
+        """Pending jobs of `name` claimable since `ready_by_ms` or earlier, up to `limit`.
+
+        Every entry the index answers qualifies (its sort key is the ready time), so no
+        page is spent on entries to skip; what is left over is found by the next look."""
         found: list[Item] = []
+        bound = keys.ready_upper_bound(ready_by_ms)
         for partition in keys.ready_partitions(space, name):
-            rows, _ = self.db.query(
-                "gpk = :p AND gsk <= :hi",
-                vals={":p": partition, ":hi": keys.ready_upper_bound(ready_before_ms)},
-                index=READY_INDEX,
-                limit=limit,
-            )
-            found += [r for r in rows if r.get("attempt") == 0]
+            start = None
+            while len(found) < limit:
+                rows, start = self.db.query(
+                    "gpk = :p AND gsk <= :hi",
+                    vals={":p": partition, ":hi": bound},
+                    index=READY_INDEX,
+                    limit=limit - len(found),
+                    start=start,
+                )
+                found += rows
+                if start is None:
+                    break
         return found
 
     def forget(self, space: str, job_id: str, item: Item) -> None:
