@@ -12,7 +12,7 @@ transition that lost a race (another worker, a cancel, a late report) changes no
        └──── release ─────┘
     pending | running ──cancel──▶ cancelled
     running, lease ended ──expire──▶ pending (attempts left) or failed      (the clock)
-    pending, never claimed within the window ──unclaimed──▶ failed          (the clock)
+    pending, claimable for the whole window ──unclaimed──▶ failed          (the clock)
 
 `attempt` counts hand-outs and only ever grows, so a report names the attempt it speaks
 for and a worker that lost its hold can never speak for the next one. `failures`
@@ -314,11 +314,13 @@ def expire(job: Job, *, now_ms: int, rand: float, retention: Retention) -> Trans
 
 
 def unclaimed(*, now_ms: int, window_ms: int, retention: Retention) -> Transition:
-    """Nobody claimed the job within the window after it could first be claimed: it fails
-    for good, which catches a typo in a job name or a retired service."""
+    """The job has waited claimable for the whole window without being handed out: it
+    fails for good, which catches a typo in a job name or a retired service. A job counts
+    from when it could be claimed (its ready time, never before its creation), and a job
+    given back (released, or retried after a failure) from when it could be claimed again."""
     return Transition(
         name="unclaimed",
-        guard=Guard(statuses=frozenset({JobStatus.PENDING}), attempt=0, ready_by_ms=now_ms - window_ms),
+        guard=Guard(statuses=frozenset({JobStatus.PENDING}), ready_by_ms=now_ms - window_ms),
         to=JobStatus.FAILED,
         changes=_finish(JobStatus.FAILED, now_ms, retention)
         | {"error": f"not claimed within {duration(window_ms)}"},

@@ -29,11 +29,11 @@ from shared.machine import touch as touch_transition
 from shared.observability import logger
 from shared.schema import NewJob, Report, dump_json, parse
 from shared.spaces import Settings, SpaceSettings
-from shared.store.blobs import ITEM_BUDGET, pack, replacing
+from shared.store.blobs import ITEM_BUDGET, PLACES, Packed, pack, replacing
 from shared.store.codec import UpdateBuilder, approximate_size, job_item, purged
 from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import ConditionFailed, Item
-from shared.store.jobs import Claimed, Inserted, JobStore, NewRecord
+from shared.store.jobs import Claimed, Inserted, JobStore, KeyHold, NewRecord
 from shared.store.journal import Journal
 from shared.store.spaces import SpaceStore
 
@@ -109,10 +109,10 @@ class Queue:
                     f"space {space} has its maxInFlight of {cap} unfinished jobs; try again later",
                     retry_after_ms=ROOM_RETRY_MS,
                 )
-        # Names first: a job whose name is not listed is never found by a claim without
-        # names, nor by the clock's check for jobs nobody claims.
-        self.spaces.register_names(space, {r.job.name for _, r in records}, now)
         try:
+            # Names first: a job whose name is not listed is never found by a claim without
+            # names, nor by the clock's check for jobs nobody claims.
+            self.spaces.register_names(space, {r.job.name for _, r in records}, now)
             inserted = self.jobs.insert(
                 space,
                 [r for _, r in records],
@@ -142,7 +142,7 @@ class Queue:
             key = record.job.key
             holder = self.jobs.key_holder(space, key) if key is not None else None
             if holder is not None and not self._key_released(holder, settings, now):
-                outcomes[i] = Inserted(holder["sk"], False)
+                outcomes[i] = Inserted(holder.key["jobId"], False)
             else:
                 remaining.append((i, record))
         return remaining
@@ -175,20 +175,29 @@ class Queue:
             ),
             created_at_ms=now,
             run_at_ms=max(run_at, 0),
-            ready_at_ms=max(run_at, 0),
+            # A job due in the past can be claimed from now: its wait (for claims' order and
+            # the never-claimed window) starts at its creation.
+            ready_at_ms=max(run_at, now),
             key=request.key,
             callback=Callback(request.callback.url, request.callback.headers) if request.callback else None,
         )
         room = ITEM_BUDGET - approximate_size(job_item(job, {"payloadBytes": len(raw)}))
         return NewRecord(job, pack(space, job.id, "payload", raw, room=room))
 
-    def _key_released(self, holder: Item | None, settings: Settings, now: int) -> bool:
-        """A key is held while its job is unfinished, and for the key window after."""
-        if holder is None or purged(holder, now):
-            return True
-        if not JobStatus(holder["status"]).is_final:
-            return False
-        return bool(holder["finishedAtMs"] + settings.key_window_ms <= now)
+    def _key_released(self, holder: KeyHold, settings: Settings, now: int) -> bool:
+        """A key is held while its job is unfinished, and for the key window after it
+        finished, even when retention has hidden or removed the job by then."""
+        if holder.job is not None:
+            if not JobStatus(holder.job["status"]).is_final:
+                return False
+            finished = holder.job["finishedAtMs"]
+        else:
+            # Removed: the stream's cleanup copies the finish time onto the key item. Until
+            # it has, the key stays held (the window cannot be known to have passed).
+            finished = holder.key.get("finishedAtMs")
+            if finished is None:
+                return False
+        return bool(finished + settings.key_window_ms <= now)
 
     # -- claim ----------------------------------------------------------------
 
@@ -295,18 +304,56 @@ class Queue:
         self, space: str, report: Report, settings: Settings, finished: list[str]
     ) -> dict[str, Any]:
         """The report's outcome; a job it finishes is added to `finished` as soon as its write
-        is made (for the in-flight count)."""
+        is made (for the in-flight count).
+
+        A value too large for the job item (a result, an error) takes three writes, each
+        safe to stop after: its place is named on the job while this attempt runs (nothing
+        is written for a report that cannot count), then the value, then the transition
+        that points at it. A report refused at the last step removes its own value; if it
+        is killed first, retention removes it, as the job names it."""
         now = self.clock.now_ms()
         try:
-            transition, stored = self._decide(space, report, settings, now)
+            transition, stored, outside = self._decide(space, report, settings, now)
+            if outside is not None:
+                self._name_place(space, report, outside, now)
         except _Rejected as rejected:
             return render.rejection(rejected.reason, rejected.message)
+        if outside is not None:
+            self.jobs.blobs.store([outside])
+        try:
+            item, with_event, events_full = self._apply_report(
+                space, report, transition, stored, settings=settings, now=now
+            )
+        except _Rejected as rejected:
+            if outside is not None:
+                self._discard(space, report.id, outside)
+            return render.rejection(rejected.reason, rejected.message)
+        if transition.to.is_final:
+            finished.append(report.id)
+        self._journal(space, report, item, now, with_event=with_event)
+        if events_full:
+            message = _REASONS["TOO_MANY_EVENTS"].format(max=settings.max_events)
+            return render.rejection("TOO_MANY_EVENTS", message)
+        return {"status": item["status"]}
+
+    def _apply_report(
+        self,
+        space: str,
+        report: Report,
+        transition: Transition,
+        stored: dict[str, Any],
+        *,
+        settings: Settings,
+        now: int,
+    ) -> tuple[Item, bool, bool]:
+        """The item after the report's write, whether its event was kept, whether the job's
+        events were full; raises _Rejected when the report cannot count."""
         with_event = report.event is not None
         events_full = False
         for _ in range(3):
             try:
                 item = self._write_report(space, report, transition, stored, settings, with_event=with_event)
-                break
+                return item, with_event, events_full
             except ConditionFailed as failed:
                 reason = self._refusal(failed.item, report, now)
                 events = (failed.item or {}).get("eventCount", 0)
@@ -318,31 +365,46 @@ class Queue:
                     # The lease already ends later than asked: a lease is never shortened.
                     transition = keep_transition(attempt=report.attempt)
                     continue
-                reason = reason or "RACE"
-                return render.rejection(reason, _REASONS[reason].format(id=report.id, attempt=report.attempt))
-        else:
-            return render.rejection("RACE", _REASONS["RACE"].format(id=report.id))
-        if transition.to.is_final:
-            finished.append(report.id)
-        self._journal(space, report, item, now, with_event=with_event)
-        if events_full:
-            message = _REASONS["TOO_MANY_EVENTS"].format(max=settings.max_events)
-            return render.rejection("TOO_MANY_EVENTS", message)
-        return {"status": item["status"]}
+                raise self._rejected(reason or "RACE", report) from None
+        raise self._rejected("RACE", report)
+
+    def _name_place(self, space: str, report: Report, value: Packed, now: int) -> None:
+        """Name `value`'s place on the job, only while the report's attempt is running."""
+        place = str(value.ref)
+        try:
+            self.jobs.apply(
+                space,
+                report.id,
+                keep_transition(attempt=report.attempt),
+                extra=lambda update: update.add(PLACES, {place}),
+            )
+        except ConditionFailed as failed:
+            raise self._rejected(self._refusal(failed.item, report, now) or "RACE", report) from None
+
+    def _discard(self, space: str, job_id: str, value: Packed) -> None:
+        try:
+            self.jobs.blobs.discard(space, job_id, [value])
+        except Exception:  # the job names the place: retention removes it later
+            logger.warning("could not remove a refused report's value", extra={"job": job_id})
+
+    def _rejected(self, reason: str, report: Report) -> _Rejected:
+        return _Rejected(reason, _REASONS[reason].format(id=report.id, attempt=report.attempt))
 
     def _decide(
         self, space: str, report: Report, settings: Settings, now: int
-    ) -> tuple[Transition, dict[str, Any]]:
-        """The transition a report asks for, and any value (result, error) stored with it."""
+    ) -> tuple[Transition, dict[str, Any], Packed | None]:
+        """The transition a report asks for, the job item attributes of any value (result,
+        error) stored with it, and that value when it lives outside the job item."""
         attempt = report.attempt
         if report.complete is not None:
             raw = dump_json(report.complete.result)
             if len(raw) <= limits.MAX_RESULT_BYTES:
                 packed = pack(space, report.id, "result", raw, attempt=attempt)
-                self.jobs.blobs.store([packed])
-                return complete_transition(
-                    attempt=attempt, now_ms=now, retention=settings.retention
-                ), replacing("result", packed)
+                return (
+                    complete_transition(attempt=attempt, now_ms=now, retention=settings.retention),
+                    replacing("result", packed),
+                    packed if packed.ref else None,
+                )
             error = f"result is larger than {limits.MAX_RESULT_BYTES} bytes of JSON"
             return self._fail(
                 space, report, settings, now, error=error, unrecoverable=False, retry_after_ms=None
@@ -358,13 +420,13 @@ class Queue:
                 retry_after_ms=report.fail.retryAfterMs,
             )
         if report.release is not None:
-            return release_transition(attempt=attempt, now_ms=now), {}
+            return release_transition(attempt=attempt, now_ms=now), {}, None
         if report.touch is not None:
             lease_ms = report.touch.leaseMs
             if lease_ms is None:
                 lease_ms = self._running_job(space, report, now).timeout_ms
-            return touch_transition(attempt=attempt, now_ms=now, lease_ms=lease_ms), {}
-        return keep_transition(attempt=attempt), {}
+            return touch_transition(attempt=attempt, now_ms=now, lease_ms=lease_ms), {}, None
+        return keep_transition(attempt=attempt), {}, None
 
     def _fail(
         self,
@@ -376,11 +438,10 @@ class Queue:
         error: str,
         unrecoverable: bool,
         retry_after_ms: int | None,
-    ) -> tuple[Transition, dict[str, Any]]:
+    ) -> tuple[Transition, dict[str, Any], Packed | None]:
         job = self._running_job(space, report, now)
         error = _cut(error, limits.MAX_ERROR_BYTES)
         packed = pack(space, report.id, "error", error.encode(), attempt=report.attempt)
-        self.jobs.blobs.store([packed])
         transition = fail_transition(
             job,
             now_ms=now,
@@ -390,14 +451,14 @@ class Queue:
             rand=self.rand(),
             retention=settings.retention,
         )
-        return transition, replacing("error", packed)
+        return transition, replacing("error", packed), packed if packed.ref else None
 
     def _running_job(self, space: str, report: Report, now: int) -> Job:
         """The job a report speaks for, read when the decision needs its fields."""
         item = self.jobs.get_item(space, report.id)
         reason = self._refusal(item, report, now)
         if reason is not None:
-            raise _Rejected(reason, _REASONS[reason].format(id=report.id, attempt=report.attempt))
+            raise self._rejected(reason, report)
         assert item is not None
         return self.jobs.load(space, item, bodies=False)
 

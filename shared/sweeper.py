@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from shared.callbacks import Dispatcher
 from shared.clock import Clock
@@ -41,6 +42,7 @@ class Sweeper:
         leases: LeaseBook,
         dispatcher: Dispatcher,
         unclaimed_every_ms: int = 600_000,
+        unclaimed_per_name: int = 1_000,
         rand: Callable[[], float] = random.random,
     ) -> None:
         self.clock = clock
@@ -52,6 +54,7 @@ class Sweeper:
         self.dispatcher = dispatcher
         self.unclaimed_every_ms = unclaimed_every_ms
         """Never-claimed jobs are looked for less often than every tick: their windows are days."""
+        self.unclaimed_per_name = unclaimed_per_name
         self.rand = rand
 
     def tick(self, *, tick_ms: int) -> TickReport:
@@ -93,9 +96,11 @@ class Sweeper:
             if item is None or item["status"] != JobStatus.RUNNING or item["attempt"] != entry.attempt:
                 continue  # reported, cancelled, or never claimed at all: nothing to do
             outcome = self._expire(bucket.space, item, now)
-            if outcome is None:
+            if outcome == "renewed":
                 refile.append((entry.job_id, entry.attempt, item_lease(item)))
-            else:
+            elif outcome != "moot":
+                # Only the expiries this tick's own write applied count: an overlapping
+                # tick (or a report) that got there first did the work, not this one.
                 report.expired += 1
                 finished += outcome == JobStatus.FAILED
         if refile:
@@ -104,11 +109,13 @@ class Sweeper:
         self.spaces.release(bucket.space, finished)
         self.buckets.remove(bucket)
 
-    def _expire(self, space: str, item: Item, now: int) -> JobStatus | None:
-        """Expire the attempt if its lease has ended; None when it was renewed (file it again)."""
+    def _expire(self, space: str, item: Item, now: int) -> JobStatus | Literal["renewed", "moot"]:
+        """Expire the attempt if its lease has ended: the status this write moved it to;
+        "renewed" when its lease was renewed (file it again); "moot" when something else
+        (a report, a cancel, another tick) moved it first."""
         for _ in range(2):
             if item_lease(item) > now:
-                return None
+                return "renewed"
             job = self.jobs.load(space, item, bodies=False)
             transition = expire(
                 job, now_ms=now, rand=self.rand(), retention=self.settings.get(space).retention
@@ -118,18 +125,22 @@ class Sweeper:
                 self.jobs.apply(space, job.id, transition, stored=replacing("error", error))
             except ConditionFailed as failed:
                 if failed.item is None or failed.item["status"] != JobStatus.RUNNING:
-                    return JobStatus.PENDING  # finished or gone meanwhile: nothing left to expire
+                    return "moot"  # finished, expired or gone meanwhile: nothing left to expire
                 if failed.item["attempt"] != job.attempt:
-                    return JobStatus.PENDING
+                    return "moot"
                 item = failed.item  # renewed meanwhile: look again
                 continue
             return transition.to
-        return None
+        return "renewed"
 
     # -- never claimed --------------------------------------------------------
 
     def fail_unclaimed(self, report: TickReport) -> None:
-        """Jobs nobody claimed within their space's window after they could first be claimed."""
+        """Fail the pending jobs that have been claimable for their space's whole window
+        (from their ready time: creation, or their release or retry) without being claimed.
+
+        At most `unclaimed_per_name` jobs of a name a look, so one look stays short; the
+        next look goes on where this one stopped (the failed jobs have left the index)."""
         now = self.clock.now_ms()
         for space in self.spaces.all_spaces():
             settings = self.settings.get(space)
@@ -138,7 +149,8 @@ class Sweeper:
             transition = unclaimed(now_ms=now, window_ms=settings.unclaimed_ms, retention=settings.retention)
             failed = 0
             for name in self.spaces.names(space):
-                for row in self.jobs.never_claimed(space, name, now - settings.unclaimed_ms, limit=100):
+                rows = self.jobs.unclaimed(space, name, now - settings.unclaimed_ms, self.unclaimed_per_name)
+                for row in rows:
                     error = pack(space, row["sk"], "error", transition.changes["error"].encode())
                     try:
                         self.jobs.apply(space, row["sk"], transition, stored=replacing("error", error))

@@ -5,10 +5,10 @@ Layout of the one table, every key a string (`pk`, `sk`):
 | item | pk | sk |
 | --- | --- | --- |
 | job (small; changes on every transition) | `J#{space}#{n}` (n = crc32(id) % 8) | `{id}` |
-| large payload, result or error | `B#{space}#{id}` | `payload` / `result` / `error` |
+| large payload, result or error | `B#{space}#{id}` | `payload` / `result-{attempt}-{random}` / `error-...` |
 | log lines of one report (a page) | `L#{space}#{id}` | `{first line:010d}` |
 | event | `E#{space}#{id}` | `{seq:06d}` |
-| idempotency key | `K#{space}#{key}` | `-` |
+| idempotency key (kept a day past its job's finish) | `K#{space}#{key}` | `-` |
 | space settings, in-flight count, job names | `S#{space}` | `settings` / `inflight` / `name#{name}` |
 | token | `T` | `{token id}` |
 | lease bucket (claims to check when leases end) | `LEASE#{n}` | `{expires:013d}#{ulid}` |

@@ -9,10 +9,17 @@ larger of the item before and after, per started KB: so the item must stay small
 | fits that room compressed | zlib bytes in the job item | a typical 1 KB payload stays under 1 KB |
 | compressed to 350 KB or less | a side item `B#{space}#{id}` | written once, read once at claim |
 | larger (up to the 4 MiB contract) | an S3 object | beyond DynamoDB's 400 KB item |
+
+A result or an error that a report stores outside the job item goes to a place of its
+own (`result-3-9f2c41`: attempt, then a random part), and that place is named in the job
+item's string set `places` before anything is written there (see `Queue._report_one`):
+so a refused report never writes over the job's value, and retention deletes every
+place the set names, whatever became of the reports that wrote them.
 """
 
 from __future__ import annotations
 
+import secrets
 import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -30,6 +37,8 @@ RESULT_ROOM = 128
 """A result or an error kept in the job item is at most this (compressed); beyond, a side item."""
 SIDE_ITEM_MAX = 350_000
 VALUES = ("payload", "result", "error")
+PLACES = "places"
+"""The job item's string set of every place outside it that a report may have written."""
 
 
 @dataclass
@@ -41,6 +50,8 @@ class Packed:
     side_item: Item | None = None
     s3_key: str | None = None
     s3_body: bytes | None = field(default=None, repr=False)
+    ref: str | None = None
+    """Where it lives outside the job item (`item:result-3-9f2c41`, `s3:...`); None: inside."""
 
 
 def s3_key(space: str, job_id: str, name: str) -> str:
@@ -53,27 +64,33 @@ def pack(
     """Choose the cheapest home for `raw` (UTF-8 JSON or text) under attribute `name`,
     given `room` bytes left in the job item.
 
-    A result or an error kept outside the job item is stored under the attempt that
-    reported it (`result-3`): it is written before the conditional write that decides
-    whether the report counts, so a stale attempt's value never lands where the job's
-    own value is."""
+    A result or an error kept outside the job item (given the `attempt` that reported
+    it) gets a place no other report uses (`result-3-9f2c41`): two reports for one attempt
+    never write to the same place, so the one that loses cannot replace the winner's."""
     if len(raw) <= room:
         return Packed({name: raw.decode()}, len(raw))
     packed = zlib.compress(raw, 6)
     if len(packed) <= room:
         return Packed({f"{name}Z": packed}, len(raw))
-    place = name if attempt is None else f"{name}-{attempt}"
+    place = name if attempt is None else f"{name}-{attempt}-{secrets.token_hex(3)}"
     suffix = "" if attempt is None else f":{place}"
     if len(packed) <= SIDE_ITEM_MAX:
         side = keys.blob(space, job_id, place) | {"data": packed}
-        return Packed({f"{name}Ref": f"item{suffix}"}, len(raw), side_item=side)
-    return Packed({f"{name}Ref": f"s3{suffix}"}, len(raw), s3_key=s3_key(space, job_id, place), s3_body=raw)
+        ref = f"item{suffix}"
+        return Packed({f"{name}Ref": ref}, len(raw), side_item=side, ref=ref)
+    ref = f"s3{suffix}"
+    return Packed({f"{name}Ref": ref}, len(raw), s3_key=s3_key(space, job_id, place), s3_body=raw, ref=ref)
+
+
+def _parse(ref: str, name: str) -> tuple[str | None, str]:
+    """("item" | "s3" | None, place) of a reference; a bare kind is the value's own place."""
+    kind, _, place = ref.partition(":")
+    return (kind or None), (place or name)
 
 
 def _where(item: Item, name: str) -> tuple[str | None, str]:
     """Where a value kept outside the job item lives: ("item" | "s3" | None, its place)."""
-    kind, _, place = str(item.get(f"{name}Ref") or "").partition(":")
-    return (kind or None), (place or name)
+    return _parse(str(item.get(f"{name}Ref") or ""), name)
 
 
 def replacing(name: str, packed: Packed) -> dict[str, Any]:
@@ -133,20 +150,21 @@ class Blobs:
         return self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
 
     def delete(self, space: str, job_id: str, item: Item) -> None:
-        """Remove the side items and S3 objects of a job's values (gone already is fine).
+        """Remove every side item and S3 object of a job's values (gone already is fine):
+        the ones the item points at, and every place its `places` set names (values of
+        earlier attempts, of refused reports, of reports killed half way)."""
+        places = {_where(item, name) for name in VALUES if item.get(f"{name}Ref")}
+        places |= {_parse(str(ref), "") for ref in item.get(PLACES) or ()}
+        self._remove(space, job_id, places)
 
-        A job that ever failed may have values of earlier attempts (their errors, a stale
-        worker's result) that the item no longer names: its whole partition goes. Large
-        values in S3 that no item names are left to the bucket's lifecycle rule."""
-        places = [_where(item, name) for name in VALUES]
-        side = [keys.blob(space, job_id, place) for kind, place in places if kind == "item"]
-        if item.get("failures", 0) > 0:
-            rows, _ = self.db.query(
-                "pk = :pk", vals={":pk": keys.blob(space, job_id, "-")["pk"]}, consistent=True
-            )
-            side = [{"pk": row["pk"], "sk": row["sk"]} for row in rows]
+    def discard(self, space: str, job_id: str, values: list[Packed]) -> None:
+        """Remove values a refused report stored (their places stay named for retention)."""
+        self._remove(space, job_id, {_parse(v.ref, "") for v in values if v.ref})
+
+    def _remove(self, space: str, job_id: str, places: set[tuple[str | None, str]]) -> None:
+        side = [keys.blob(space, job_id, place) for kind, place in sorted(places, key=str) if kind == "item"]
         if side:
             self.db.batch_delete(side)
-        for kind, place in places:
+        for kind, place in sorted(places, key=str):
             if kind == "s3" and self.s3 is not None and self.bucket is not None:
                 self.s3.delete_object(Bucket=self.bucket, Key=s3_key(space, job_id, place))

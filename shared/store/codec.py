@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from shared.machine import Backoff, Callback, Job, JobStatus, Progress, Transition
@@ -139,7 +140,8 @@ class UpdateBuilder:
         else:
             self.sets.append(f"{self._name(attribute)} = {self._value(value)}")
 
-    def add(self, attribute: str, amount: int) -> None:
+    def add(self, attribute: str, amount: int | AbstractSet[str]) -> None:
+        """ADD a number to a counter, or strings to a string set."""
         self.adds.append(f"{self._name(attribute)} {self._value(amount)}")
 
     def require(self, attribute: str, op: str, value: Any) -> None:

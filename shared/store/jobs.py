@@ -12,14 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from shared import limits
 from shared.machine import Job, JobStatus, Transition
 from shared.machine import claim as claim_transition
 from shared.store import keys
 from shared.store.blobs import Blobs, Packed
-from shared.store.codec import UpdateBuilder, job_from_item, job_item, transition_update
+from shared.store.codec import UpdateBuilder, job_from_item, job_item, transition_update, ttl_seconds
 from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize, values
 from shared.store.leases import LeaseBook
-from shared.store.table import READY_INDEX
+from shared.store.table import READY_INDEX, TTL_ATTRIBUTE
 
 
 @dataclass
@@ -34,6 +35,14 @@ class NewRecord:
 class Inserted:
     id: str
     new: bool
+
+
+@dataclass
+class KeyHold:
+    """An idempotency key's item and the item of the job it names (None: removed)."""
+
+    key: Item
+    job: Item | None
 
 
 @dataclass
@@ -56,11 +65,11 @@ class JobStore:
         space: str,
         records: list[NewRecord],
         *,
-        key_released: Callable[[Item | None], bool],
+        key_released: Callable[[KeyHold], bool],
     ) -> list[Inserted]:
         """Store new jobs. A job with a key takes the key in the same transaction as it is
         written, so two racing creates with one key make one job; `key_released` says
-        whether the job holding a key (None: gone) has let it go."""
+        whether the job holding a key has let it go."""
         self.blobs.store([r.payload for r in records])
         plain = [r for r in records if r.job.key is None]
         self.db.batch_put([_item(r) for r in plain])
@@ -70,7 +79,7 @@ class JobStore:
         ]
 
     def _insert_keyed(
-        self, space: str, record: NewRecord, key_released: Callable[[Item | None], bool]
+        self, space: str, record: NewRecord, key_released: Callable[[KeyHold], bool]
     ) -> Inserted:
         job = record.job
         assert job.key is not None
@@ -99,38 +108,49 @@ class JobStore:
             if holder is None:
                 taken_from = None
                 continue
-            if not key_released(self.db.get(keys.job(space, holder["jobId"]))):
+            if not key_released(KeyHold(holder, self.db.get(keys.job(space, holder["jobId"])))):
                 return Inserted(holder["jobId"], False)
             taken_from = holder["jobId"]
         raise RuntimeError(f"the key of job {job.id} stayed contended; try again")
 
     # -- read -----------------------------------------------------------------
 
-    def key_holder(self, space: str, key: str) -> Item | None:
-        """The job item holding `key`, if any (released or not: the caller decides)."""
+    def key_holder(self, space: str, key: str) -> KeyHold | None:
+        """Who holds `key`, if anyone (released or not: the caller decides)."""
         held = self.db.get(keys.idempotency_key(space, key))
-        return self.db.get(keys.job(space, held["jobId"])) if held else None
+        return KeyHold(held, self.db.get(keys.job(space, held["jobId"]))) if held else None
 
     def items(self, space: str, job_ids: list[str], *, consistent: bool) -> dict[str, Item]:
         rows = self.db.batch_get([keys.job(space, i) for i in dict.fromkeys(job_ids)], consistent=consistent)
         return {row["sk"]: row for row in rows}
 
-    def never_claimed(self, space: str, name: str, ready_before_ms: int, limit: int) -> list[Item]:
-        """Pending jobs of `name` ready since before then and never handed out (attempt 0)."""
+    def unclaimed(self, space: str, name: str, ready_by_ms: int, limit: int) -> list[Item]:
+        """Pending jobs of `name` claimable since `ready_by_ms` or earlier, up to `limit`.
+
+        Every entry the index answers qualifies (its sort key is the ready time), so no
+        page is spent on entries to skip; what is left over is found by the next look."""
         found: list[Item] = []
+        bound = keys.ready_upper_bound(ready_by_ms)
         for partition in keys.ready_partitions(space, name):
-            rows, _ = self.db.query(
-                "gpk = :p AND gsk <= :hi",
-                vals={":p": partition, ":hi": keys.ready_upper_bound(ready_before_ms)},
-                index=READY_INDEX,
-                limit=limit,
-            )
-            found += [r for r in rows if r.get("attempt") == 0]
+            start = None
+            while len(found) < limit:
+                rows, start = self.db.query(
+                    "gpk = :p AND gsk <= :hi",
+                    vals={":p": partition, ":hi": bound},
+                    index=READY_INDEX,
+                    limit=limit - len(found),
+                    start=start,
+                )
+                found += rows
+                if start is None:
+                    break
         return found
 
     def forget(self, space: str, job_id: str, item: Item) -> None:
-        """Delete what belonged to a job that retention removed: its lines, events, stored
-        values and its idempotency key (unless another job holds it now)."""
+        """Delete what belonged to a job that retention removed: its lines, events and stored
+        values. Its idempotency key stays held for the key window after the job finished
+        (retention may be shorter): the key item keeps the finish time, and its own TTL
+        removes it once no key window can reach (unless another job holds it now)."""
         for pk in (keys.lines(space, job_id), keys.events(space, job_id)):
             start = None
             while True:
@@ -140,9 +160,18 @@ class JobStore:
                     break
         self.blobs.delete(space, job_id, item)
         if item.get("key") is not None:
+            finished = int(item.get("finishedAtMs") or 0)
             with contextlib.suppress(ConditionFailed):
-                self.db.delete(
-                    keys.idempotency_key(space, item["key"]), condition="jobId = :id", vals={":id": job_id}
+                self.db.update(
+                    keys.idempotency_key(space, item["key"]),
+                    "SET finishedAtMs = :finished, #ttl = :ttl",
+                    condition="jobId = :id",
+                    names={"#ttl": TTL_ATTRIBUTE},
+                    vals={
+                        ":id": job_id,
+                        ":finished": finished,
+                        ":ttl": ttl_seconds(finished + limits.MAX_KEY_WINDOW_MS),
+                    },
                 )
 
     def get_item(self, space: str, job_id: str) -> Item | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from shared.store import keys
-from shared.store.dynamo import ConditionFailed, Dynamo, Item
+from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize
 
 
 class SpaceStore:
@@ -63,18 +63,29 @@ class SpaceStore:
                 return found
 
     def register_names(self, space: str, names: set[str], now_ms: int) -> None:
+        """List new job names, each in one transaction with the space's own listing: the
+        clock finds a name only through its space, so a name is never listed without it
+        (a write that fails lists neither, and the next create tries again)."""
         for name in sorted(names):
             if (space, name) in self._known_names:
                 continue
-            try:
-                self.db.put(
-                    keys.job_name(space, name) | {"firstSeenAtMs": now_ms},
-                    condition="attribute_not_exists(pk)",
-                )
-            except ConditionFailed:
-                pass  # another create registered it first
+            name_item = {
+                "Item": serialize(keys.job_name(space, name) | {"firstSeenAtMs": now_ms}),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+            listing = {"Item": serialize(keys.space_entry(space))}
+            for _ in range(8):
+                try:
+                    self.db.transact([{"Put": name_item}, {"Put": listing}])
+                    break
+                except TransactionConflict as conflict:
+                    codes = {str(r["code"]) for r in conflict.reasons}
+                    if "ConditionalCheckFailed" in codes:
+                        break  # listed already, with its space
+                    if codes - {"None", "TransactionConflict"}:
+                        raise RuntimeError(f"name listing refused: {sorted(codes)}") from None
             else:
-                self.register_space(space)
+                raise RuntimeError(f"the listing of name {name} stayed contended; try again")
             self._known_names.add((space, name))
 
     def register_space(self, space: str) -> None:

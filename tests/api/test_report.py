@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -246,3 +247,36 @@ def test_reporting_needs_the_work_scope(rt: Runtime, api: Api) -> None:
     held = claimed(api)
     reader = api.as_token(mint(rt, ["read"]))
     assert reader.post(f"{JOBS}:report", {"id": held["id"], "attempt": 1, "touch": {}}).status == 403
+
+
+def _stored_outside(rt: Runtime, space: str = "work") -> tuple[list[str], int]:
+    """The side items (their keys) and S3 objects (their count) of a space's stored values."""
+    side = rt.dynamodb.scan(
+        TableName=rt.table,
+        FilterExpression="begins_with(pk, :b)",
+        ExpressionAttributeValues={":b": {"S": f"B#{space}#"}},
+    )["Items"]
+    objects = rt.s3.list_objects_v2(Bucket=rt.bucket).get("KeyCount", 0)
+    return sorted(f"{i['pk']['S']}/{i['sk']['S']}" for i in side), objects
+
+
+@pytest.mark.parametrize("size", [3_000, 400_000], ids=["side item", "s3"])
+def test_a_second_complete_for_one_attempt_keeps_the_first_result(rt: Runtime, api: Api, size: int) -> None:
+    """Results too big for the job item live elsewhere: a refused report must not replace one."""
+    held = claimed(api)
+    first = {"by": "first", "blob": os.urandom(size).hex()}
+    second = {"by": "second", "blob": os.urandom(size).hex()}
+    assert report(api, held, complete={"result": first}) == {"status": "COMPLETED"}
+    assert report(api, held, complete={"result": second})["rejection"]["reason"] == "ALREADY_FINISHED"
+    assert job(api, held)["result"] == first
+    side, objects = _stored_outside(rt)
+    assert len(side) + objects == 1, "the refused report left nothing behind"
+
+
+@pytest.mark.parametrize("size", [3_000, 400_000], ids=["side item", "s3"])
+def test_reports_on_jobs_that_do_not_exist_store_nothing(rt: Runtime, api: Api, size: int) -> None:
+    ghost = {"id": "01J00000000000000000000000", "attempt": 1}
+    big = os.urandom(size).hex()
+    assert report(api, ghost, complete={"result": big})["rejection"]["reason"] == "NOT_FOUND"
+    assert report(api, ghost, fail={"error": big[:4_000]})["rejection"]["reason"] == "NOT_FOUND"
+    assert _stored_outside(rt) == ([], 0)

@@ -144,3 +144,30 @@ def test_a_bucket_seen_twice_expires_its_attempt_once(
         bg.tick()
     job = api.get(f"{JOBS}/{job_id}").body
     assert (job["failures"], job["status"]) == (1, "PENDING")
+
+
+def test_overlapping_ticks_count_each_expiry_once(
+    rt: Runtime, api: Api, bg: Background, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tick that reads the due jobs, then loses every write to a tick that ran meanwhile,
+    counts nothing: the sum of what the ticks report is the number of leases."""
+    api.post(JOBS, [{"name": "n"}] * 10)
+    api.post(f"{JOBS}:claim", {"count": 10, "leaseMs": 1_000})
+    clock.advance(1_000)
+    items = rt.jobs.items
+    other: list[dict] = []
+    started = []
+
+    def read_then_let_another_tick_run(*args: object, **kw: object) -> object:
+        found = items(*args, **kw)  # type: ignore[arg-type]
+        if not started:
+            started.append(True)
+            other.append(bg.tick())
+        return found
+
+    monkeypatch.setattr(rt.jobs, "items", read_then_let_another_tick_run)
+    first = bg.tick()
+    assert other[0]["expired"] == 10
+    assert first["expired"] + other[0]["expired"] == 10
+    assert {j["status"] for j in api.get(JOBS).body["jobs"]} == {"PENDING"}
+    assert {j["failures"] for j in api.get(JOBS).body["jobs"]} == {1}

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
 from shared.clock import ManualClock
 from shared.runtime import Runtime
 from tests.support import Api, Background
@@ -47,13 +53,102 @@ def test_a_space_may_turn_the_window_off(api: Api, bg: Background, clock: Manual
     assert status(api, job_id)[0] == "PENDING"
 
 
-def test_a_job_that_was_claimed_once_is_not_unclaimed(api: Api, bg: Background, clock: ManualClock) -> None:
+def test_a_released_job_waits_the_window_again_from_its_release(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
     job_id = api.post(JOBS, {"name": "n"}).body["id"]
+    clock.advance(DAY)
     api.post(f"{JOBS}:claim", {"count": 1})
     api.post(f"{JOBS}:report", {"id": job_id, "attempt": 1, "release": {}})
-    clock.advance(8 * DAY)
+    clock.advance(7 * DAY - 1)
+    bg.tick()
+    assert status(api, job_id) == ("PENDING", None)
+    clock.advance(1)
+    bg.tick()
+    assert status(api, job_id) == ("FAILED", "not claimed within 7d")
+
+
+def test_a_retried_job_waits_the_window_from_the_end_of_its_backoff(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    job_id = api.post(JOBS, {"name": "n", "backoffMs": 60_000}).body["id"]
+    api.post(f"{JOBS}:claim", {"count": 1})
+    api.post(f"{JOBS}:report", {"id": job_id, "attempt": 1, "fail": {"error": "busy"}})
+    clock.advance(60_000 + 7 * DAY - 1)
     bg.tick()
     assert status(api, job_id)[0] == "PENDING"
+    clock.advance(1)
+    bg.tick()
+    assert status(api, job_id) == ("FAILED", "not claimed within 7d")
+
+
+def test_a_job_due_in_the_past_waits_the_window_from_its_creation(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    job_id = api.post(JOBS, {"name": "n", "runAtMs": clock.now_ms() - 8 * DAY}).body["id"]
+    clock.advance(60_000)
+    bg.tick()
+    assert status(api, job_id)[0] == "PENDING"
+    clock.advance(7 * DAY - 60_000 - 1)
+    bg.tick()
+    assert status(api, job_id)[0] == "PENDING"
+    clock.advance(1)
+    bg.tick()
+    assert status(api, job_id) == ("FAILED", "not claimed within 7d")
+
+
+def test_many_released_jobs_hide_neither_themselves_nor_a_fresh_one(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    """More than a page of released jobs sort before the fresh job in the ready index."""
+    api.post(JOBS, [{"name": "n"}] * 600)
+    held = api.post(f"{JOBS}:claim", {"count": 600}).body["jobs"]
+    reports = [{"id": h["id"], "attempt": h["attempt"], "release": {}} for h in held]
+    assert {o["status"] for o in api.post(f"{JOBS}:report", reports).body["outcomes"]} == {"PENDING"}
+    clock.advance(1)
+    fresh = api.post(JOBS, {"name": "n"}).body["id"]
+    clock.advance(7 * DAY)
+    bg.tick()
+    assert status(api, fresh) == ("FAILED", "not claimed within 7d")
+    listed = api.get(JOBS, query={"limit": 1000}).body["jobs"]
+    assert len(listed) == 601 and {j["status"] for j in listed} == {"FAILED"}
+
+
+class FailOnce:
+    """A DynamoDB client whose first write that lists a space (the `SPACES` items) fails."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.failed = False
+
+    def __getattr__(self, name: str) -> Any:
+        call = getattr(self.client, name)
+
+        def wrapped(**params: Any) -> Any:
+            writes = ("put_item", "update_item", "transact_write_items", "batch_write_item")
+            if not self.failed and name in writes and '"SPACES"' in json.dumps(params, default=str):
+                self.failed = True
+                raise ClientError({"Error": {"Code": "InternalServerError", "Message": "injected"}}, name)
+            return call(**params)
+
+        return wrapped
+
+
+def test_a_space_whose_listing_failed_once_is_still_checked(
+    rt: Runtime, api: Api, bg: Background, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    faulty = FailOnce(rt.db.client)
+    monkeypatch.setattr(rt.db, "client", faulty)
+    fresh = "/v1/spaces/fresh/jobs"
+    answer = api.post(fresh, {"name": "n"})
+    assert faulty.failed
+    if answer.status != 200:
+        answer = api.post(fresh, {"name": "n"})  # the client tries again
+    job_id = answer.body["id"]
+    clock.advance(7 * DAY)
+    bg.tick()
+    assert api.get(f"{fresh}/{job_id}").body["status"] == "FAILED"
+    assert api.get("/v1/spaces/fresh").body["inFlight"] == 0
 
 
 def test_on_a_minute_clock_never_claimed_jobs_are_looked_for_every_ten_minutes(
