@@ -278,7 +278,12 @@ def give_back(job: Job) -> Transition:
         name="give_back",
         guard=Guard(statuses=RUNNING_ONLY, attempt=job.attempt),
         to=JobStatus.PENDING,
-        changes={"attempt": job.attempt - 1, "lease_until_ms": None, "ready_at_ms": job.run_at_ms},
+        changes={
+            "attempt": job.attempt - 1,
+            "lease_until_ms": None,
+            # Never before its creation: the never-claimed window counts from the ready time.
+            "ready_at_ms": max(job.run_at_ms, job.created_at_ms),
+        },
         ready_index="enter",
     )
 

@@ -74,6 +74,8 @@ def test_fail_with_attempts_left_waits_the_backoff_and_goes_back_to_pending() ->
     assert t.changes["failures"] == 2 and t.changes["ready_at_ms"] == 1_000 + 2_000
     assert t.ready_index == "enter"
     assert t.guard.statuses == {JobStatus.RUNNING} and t.guard.attempt == 2
+    due_before_it_was_made = machine.give_back(running(run_at_ms=40, created_at_ms=100))
+    assert due_before_it_was_made.changes["ready_at_ms"] == 100, "the never-claimed wait starts at creation"
 
 
 def test_fail_with_retry_after_uses_that_wait_instead_of_the_policy() -> None:
