@@ -155,6 +155,18 @@ def test_internal_targets_are_refused_on_aws(rt: Runtime, api: Api) -> None:
     assert api.post(JOBS, {"name": "n", "callback": {"url": HOOK}}).status == 200
 
 
+@pytest.mark.parametrize(
+    "url", ["http://127.1/", "http://0x7f000001/", "http://localhost./", "https://[64:ff9b::a9fe:a9fe]/"]
+)
+def test_other_spellings_of_internal_addresses_are_refused_at_create(rt: Runtime, api: Api, url: str) -> None:
+    rt.queue.targets = TargetPolicy(allow_private=False)
+    answer = api.post(JOBS, {"name": "n", "callback": {"url": url}})
+    assert answer.status == 400, url
+    assert answer.body["message"].startswith("callback.url: may not be a loopback")
+    batch = api.post(JOBS, [{"name": "n"}, {"name": "n", "callback": {"url": url}}])
+    assert batch.status == 400 and batch.body["message"].startswith("jobs[1].callback.url: ")
+
+
 def test_a_name_that_resolves_to_an_internal_address_is_refused_when_sent(
     rt: Runtime, api: Api, bg: Background, receiver: Receiver
 ) -> None:
