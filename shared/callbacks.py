@@ -3,13 +3,14 @@ how often it is tried.
 
 A delivery is tried as soon as the stream shows the job finished, then again after 5 s,
 doubling to at most an hour apart, until a day has passed since the first try. Any
-answer but 2xx, or none within 10 s, is a failed try. One sender holds an attempt at a
-time; one that crashes mid-send lets its hold run out, and the attempt is made again
-(at least once, where a crash leaves no record).
+answer but 2xx, or none within 10 s in all, is a failed try. One sender holds an
+attempt at a time; one that crashes mid-send lets its hold run out, and the attempt is
+made again (at least once, where a crash leaves no record).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import ipaddress
@@ -36,10 +37,14 @@ from shared.store.jobs import JobStore
 FIRST_RETRY_MS = 5 * limits.SECOND_MS
 MAX_RETRY_MS = limits.HOUR_MS
 GIVE_UP_AFTER_MS = limits.DAY_MS
-SEND_TIMEOUT_S = 10.0
+SEND_DEADLINE_S = 10.0
+"""A try is over by then, whatever the target does: resolving its name, connecting, TLS,
+sending the body and receiving the answer's status and headers, in all."""
 HOLD_MS = 60 * limits.SECOND_MS
-"""How long one sender holds an attempt: past the longest send (10 s for each of connect,
-write, read and the pool), so two senders never hold one delivery at once."""
+"""How long one sender holds an attempt: well past the send's deadline and the writes
+around it, so two senders never hold one delivery at once."""
+CONCURRENT_SENDS = 32
+"""Sends in flight at once, per batch; the others wait for a slot before taking their hold."""
 SIGNATURE_HEADER = "Emit-Signature"
 
 
@@ -196,8 +201,25 @@ def _internal(ip: Address) -> bool:
     return bool(not ip.is_global or ip.is_multicast or str(ip) == "fd00:ec2::254")
 
 
+@dataclass(frozen=True)
+class Held:
+    """An attempt one sender holds: the delivery as taken, and the job to send (None:
+    the job is gone) with its space's signing secret."""
+
+    space: str
+    job_id: str
+    delivery: Item
+    job: Job | None
+    secret: str | None
+
+
 class Dispatcher:
-    """Makes delivery attempts and records what came of them."""
+    """Makes delivery attempts and records what came of them.
+
+    Sends run side by side in one event loop, each under a total deadline that cancels
+    whatever it is blocked on (a name lookup, a connect, a TLS handshake, a target that
+    drips its answer a byte at a time): a slow target holds up no other, and no send
+    outlives the hold on its attempt, so two sends of one delivery never overlap."""
 
     def __init__(
         self,
@@ -207,46 +229,86 @@ class Dispatcher:
         deliveries: DeliveryStore,
         settings: SpaceSettings,
         policy: TargetPolicy,
-        http: httpx.Client,
+        transport: httpx.AsyncBaseTransport | None = None,
+        send_deadline_s: float = SEND_DEADLINE_S,
     ) -> None:
         self.clock = clock
         self.jobs = jobs
         self.deliveries = deliveries
         self.settings = settings
         self.policy = policy
-        self.http = http
+        self.transport = transport
+        """None: the network; tests put a mock here."""
+        self.send_deadline_s = send_deadline_s
 
-    def dispatch_many(self, targets: Sequence[Due], *, workers: int = 16) -> list[str]:
-        """Try each delivery that is due, side by side: one slow target holds up no other."""
-        if len(targets) <= 1:
-            return [self.dispatch(*target) for target in targets]
-        with ThreadPoolExecutor(max_workers=min(workers, len(targets))) as pool:
-            return list(pool.map(lambda target: self.dispatch(*target), targets))
+    def dispatch_many(self, targets: Sequence[Due]) -> list[str]:
+        """Try each delivery that is due, if nobody else holds it; answers their states.
 
-    def dispatch(self, space: str, job_id: str, job_item: Item | None = None) -> str:
-        """One attempt, if the delivery is due and nobody else holds it; answers its state.
+        A target's third element is the finished job's item when the caller has it (the
+        stream record that finished it carries it, and a finished job never changes);
+        else it is read."""
+        if not targets:
+            return []
+        loop = asyncio.new_event_loop()
+        loop.set_default_executor(ThreadPoolExecutor(max_workers=16, thread_name_prefix="emit-callbacks"))
+        try:
+            return loop.run_until_complete(self._dispatch_all(targets))
+        finally:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            # Closing does not wait for a name lookup abandoned at its deadline (a thread
+            # cannot be cancelled); asyncio.run would.
+            loop.close()
 
-        `job_item` is the finished job when the caller has it (the stream record that
-        finished it carries it, and a finished job never changes); else it is read."""
-        held = self.deliveries.take(space, job_id, self.clock.now_ms(), HOLD_MS)
-        if held is None:
-            return "NOT_DUE"
-        item = job_item if job_item is not None else self.jobs.get_item(space, job_id)
-        next_at: int | None = None
-        error: str | None
-        if item is None or item.get("callback") is None:
-            state, status, error = "GAVE_UP", None, "the job no longer exists"
-        else:
-            status, error = self._send(self.jobs.load(space, item), self.settings.get(space).webhook_secret)
-            if status is not None and 200 <= status < 300:
-                state = "DELIVERED"
+    async def _dispatch_all(self, targets: Sequence[Due]) -> list[str]:
+        slots = asyncio.Semaphore(CONCURRENT_SENDS)
+        async with httpx.AsyncClient(
+            transport=self.transport, follow_redirects=False, timeout=self.send_deadline_s
+        ) as client:
+            outcomes = await asyncio.gather(
+                *(self._dispatch(client, slots, target) for target in targets), return_exceptions=True
+            )
+        states: list[str] = []
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome  # after every other attempt has been made and recorded
+            states.append(outcome)
+        return states
+
+    async def _dispatch(self, client: httpx.AsyncClient, slots: asyncio.Semaphore, target: Due) -> str:
+        async with slots:  # the hold and the deadline start once a slot is free
+            held = await asyncio.to_thread(self._take, *target)
+            if held is None:
+                return "NOT_DUE"
+            if held.job is None:
+                status, error = None, "the job no longer exists"
             else:
-                next_at = self.clock.now_ms() + retry_wait_ms(held["attempts"])
-                state = "GAVE_UP" if next_at - held["firstAtMs"] > GIVE_UP_AFTER_MS else "PENDING"
+                status, error = await self._send(client, held.job, held.secret)
+            return await asyncio.to_thread(self._record, held, status, error)
+
+    def _take(self, space: str, job_id: str, job_item: Item | None = None) -> Held | None:
+        """Hold the next attempt, with the job to send (None: not due, or held elsewhere)."""
+        delivery = self.deliveries.take(space, job_id, self.clock.now_ms(), HOLD_MS)
+        if delivery is None:
+            return None
+        item = job_item if job_item is not None else self.jobs.get_item(space, job_id)
+        if item is None or item.get("callback") is None:
+            return Held(space, job_id, delivery, None, None)
+        job = self.jobs.load(space, item)
+        return Held(space, job_id, delivery, job, self.settings.get(space).webhook_secret)
+
+    def _record(self, held: Held, status: int | None, error: str | None) -> str:
+        next_at: int | None = None
+        if held.job is None:
+            state = "GAVE_UP"
+        elif status is not None and 200 <= status < 300:
+            state = "DELIVERED"
+        else:
+            next_at = self.clock.now_ms() + retry_wait_ms(held.delivery["attempts"])
+            state = "GAVE_UP" if next_at - held.delivery["firstAtMs"] > GIVE_UP_AFTER_MS else "PENDING"
         self.deliveries.record(
-            space,
-            job_id,
-            attempt=held["attempts"],
+            held.space,
+            held.job_id,
+            attempt=held.delivery["attempts"],
             state=state,
             next_at_ms=next_at,
             status=status,
@@ -255,7 +317,11 @@ class Dispatcher:
         )
         return state
 
-    def _send(self, job: Job, secret: str | None) -> tuple[int | None, str | None]:
+    async def _send(
+        self, client: httpx.AsyncClient, job: Job, secret: str | None
+    ) -> tuple[int | None, str | None]:
+        """One POST, over by the deadline whatever the target does. The answer's status
+        decides; its body is not read."""
         assert job.callback is not None
         content = body(job)
         headers = dict(job.callback.headers)
@@ -263,19 +329,24 @@ class Dispatcher:
         headers["User-Agent"] = "emit-callbacks/1"
         if secret:
             headers[SIGNATURE_HEADER] = sign(secret, self.clock.now_ms(), content)
+        deadline = asyncio.timeout(self.send_deadline_s)
         try:
-            url, extensions = job.callback.url, {}
-            pinned = self.policy.check_send(url)
-            if pinned is not None:
-                url, headers["Host"] = pinned.url, pinned.host_header
-                extensions = {"sni_hostname": pinned.tls_name}
-            answer = self.http.post(
-                url, content=content, headers=headers, timeout=SEND_TIMEOUT_S, extensions=extensions
-            )
+            async with deadline:
+                url, extensions = job.callback.url, {}
+                pinned = await asyncio.to_thread(self.policy.check_send, url)
+                if pinned is not None:
+                    url, headers["Host"] = pinned.url, pinned.host_header
+                    extensions = {"sni_hostname": pinned.tls_name}
+                async with client.stream(
+                    "POST", url, content=content, headers=headers, extensions=extensions
+                ) as answer:
+                    status = answer.status_code
         except TargetRefused as refused:
             return None, str(refused)
         except Exception as exc:  # whatever the target did, it is a failed try, recorded
+            if deadline.expired():
+                return None, f"no answer within {self.send_deadline_s:g} s"
             return None, f"{type(exc).__name__}: {exc}"[:1000]
-        if 200 <= answer.status_code < 300:
-            return answer.status_code, None
-        return answer.status_code, f"answered {answer.status_code}"
+        if 200 <= status < 300:
+            return status, None
+        return status, f"answered {status}"

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+import threading
+
 import httpx
 import pytest
 
+from devserver.background import tick
 from shared.callbacks import TargetPolicy
 from shared.clock import ManualClock
 from shared.runtime import Runtime
 from tests.support import Api, Background
-from tests.timers.conftest import SECRET, Receiver, verify
+from tests.timers.conftest import SECRET, DripServer, Receiver, verify
 
 JOBS = "/v1/spaces/hooks/jobs"
 HOOK = "https://api.example.com/webhooks/emit"
 
 
-def finish(api: Api, how: dict, **job: object) -> str:
+def finish(api: Api, how: dict, url: str = HOOK, **job: object) -> str:
     job_id = api.post(
-        JOBS, {"name": "render", "callback": {"url": HOOK, "headers": {"x-tenant": "acme"}}, **job}
+        JOBS, {"name": "render", "callback": {"url": url, "headers": {"x-tenant": "acme"}}, **job}
     ).body["id"]
     if how == {"cancel": True}:
         api.post(f"{JOBS}:cancel", [job_id])
@@ -221,3 +224,26 @@ def test_the_first_try_uses_the_finished_job_from_the_stream_record(
     monkeypatch.setattr(rt.jobs, "get_item", no_reads)
     bg.stream()
     assert receiver.bodies()[0]["result"] == {"ok": True}
+
+
+def test_a_receiver_that_drips_its_answer_is_abandoned_at_the_deadline(
+    api: Api, rt: Runtime, bg: Background, clock: ManualClock, drip: DripServer
+) -> None:
+    """A per-read timeout never ends a send whose answer comes a byte at a time; the total
+    deadline does, well inside the attempt's hold, so no second send of it can start."""
+    rt.dispatcher.send_deadline_s = 0.5
+    slow = finish(api, {"complete": {}}, url=drip.url("/drip"))
+    fast = finish(api, {"complete": {}}, url=drip.url("/ok"))
+    first = threading.Thread(target=bg.stream, daemon=True)
+    first.start()
+    first.join(timeout=30)  # 0.5 s, with room for a busy machine
+    assert not first.is_alive(), "the dripping send outlived its deadline"
+    shown = delivery(api, slow)
+    assert (shown["state"], shown["attempts"], shown["lastError"]) == ("PENDING", 1, "no answer within 0.5 s")
+    assert delivery(api, fast)["state"] == "DELIVERED", "sent alongside, not held up"
+    clock.advance(4_999)
+    tick(60_000)
+    assert drip.paths.count("/drip") == 1
+    clock.advance(1)
+    tick(60_000)
+    assert drip.paths.count("/drip") == 2 and delivery(api, slow)["attempts"] == 2
