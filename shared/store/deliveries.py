@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import contextlib
 
+from shared import limits
 from shared.store import keys
-from shared.store.codec import UpdateBuilder
+from shared.store.codec import UpdateBuilder, ttl_seconds
 from shared.store.dynamo import ConditionFailed, Dynamo, Item
 from shared.store.table import READY_INDEX
+
+REMOVED = "REMOVED"
+"""A tombstone's state: the job was removed by retention."""
+TOMBSTONE_MS = 2 * limits.DAY_MS
 
 
 class DeliveryStore:
@@ -20,8 +25,9 @@ class DeliveryStore:
         self.db = db
 
     def start(self, space: str, job_id: str, now_ms: int) -> bool:
-        """Record that the job's callback is due now; False when it was already recorded
-        (a stream record delivered twice)."""
+        """Record that the job's callback is due now. True while it is pending (recorded
+        now, or already by a record seen before); False when it was recorded and is over:
+        delivered, given up, or its job removed (a record replayed late starts nothing)."""
         item = keys.delivery(space, job_id) | {
             "space": space,
             "jobId": job_id,
@@ -34,8 +40,8 @@ class DeliveryStore:
         }
         try:
             self.db.put(item, condition="attribute_not_exists(pk)")
-        except ConditionFailed:
-            return False
+        except ConditionFailed as failed:
+            return failed.item is None or failed.item.get("state") == "PENDING"
         return True
 
     def get(self, space: str, job_id: str) -> Item | None:
@@ -106,5 +112,16 @@ class DeliveryStore:
         with contextlib.suppress(ConditionFailed):
             self.db.apply(keys.delivery(space, job_id), update)
 
-    def delete(self, space: str, job_id: str) -> None:
-        self.db.delete(keys.delivery(space, job_id))
+    def bury(self, space: str, job_id: str, now_ms: int) -> None:
+        """The job is gone: leave a tombstone in place of its delivery, so a finish record
+        replayed after the removal neither sends again nor records a delivery that nothing
+        would remove. It outlives the stream's 24 h of records, then TTL removes it."""
+        self.db.put(
+            keys.delivery(space, job_id)
+            | {
+                "space": space,
+                "jobId": job_id,
+                "state": REMOVED,
+                "ttl": ttl_seconds(now_ms + TOMBSTONE_MS),
+            }
+        )

@@ -8,9 +8,11 @@ import httpx
 import pytest
 
 from devserver.background import tick
+from shared import limits
 from shared.callbacks import TargetPolicy
 from shared.clock import ManualClock
 from shared.runtime import Runtime
+from shared.store import keys
 from tests.support import Api, Background
 from tests.timers.conftest import SECRET, DripServer, Receiver, verify
 
@@ -247,3 +249,29 @@ def test_a_receiver_that_drips_its_answer_is_abandoned_at_the_deadline(
     clock.advance(1)
     tick(60_000)
     assert drip.paths.count("/drip") == 2 and delivery(api, slow)["attempts"] == 2
+
+
+def test_a_finish_record_replayed_after_its_job_was_removed_sends_nothing(
+    rt: Runtime, api: Api, bg: Background, clock: ManualClock, receiver: Receiver
+) -> None:
+    """A tombstone takes the delivery's place when retention removes the job: a replay of
+    the record that finished it (a retried batch, within the stream's 24 h) starts nothing."""
+    api.patch("/v1/spaces/hooks", {"completedRetentionMs": 60_000})
+    job_id = finish(api, {"complete": {}})
+    finished = bg.stream()
+    assert len(receiver.calls) == 1
+    clock.advance(60_000)
+    assert bg.expire_ttl() == 1
+    bg.stream()  # the job's REMOVE
+    bg.stream(finished)
+    bg.tick()
+    assert len(receiver.calls) == 1
+    tombstone = rt.db.get(keys.delivery("hooks", job_id))
+    assert tombstone is not None and tombstone["state"] == "REMOVED" and "gsk" not in tombstone
+    clock.advance(limits.DAY_MS)
+    bg.expire_ttl()
+    bg.stream(finished)
+    assert len(receiver.calls) == 1 and rt.db.get(keys.delivery("hooks", job_id)) is not None
+    clock.advance(limits.DAY_MS)
+    assert bg.expire_ttl() == 1, "the tombstone goes once no record of the job can come again"
+    assert rt.db.get(keys.delivery("hooks", job_id)) is None
