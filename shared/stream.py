@@ -16,6 +16,7 @@ from typing import Any
 from shared.callbacks import Dispatcher, Due
 from shared.clock import Clock
 from shared.machine import FINAL, JobStatus
+from shared.store import keys
 from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import Item, deserialize
 from shared.store.jobs import JobStore
@@ -72,7 +73,8 @@ class StreamProcessor:
         if change is None:
             return None
         if change.finished and change.new is not None and change.new.get("callback"):
-            if not self.deliveries.start(change.space, change.job_id, self.clock.now_ms()):
+            marked = str(change.new.get("gpk", "")).startswith(keys.CALLBACK_PREFIX)
+            if not self.deliveries.start(change.space, change.job_id, self.clock.now_ms(), clear_mark=marked):
                 return None  # delivered, given up, or the job is gone: a late replay
             return change.space, change.job_id, change.new
         if change.removed and change.old is not None:

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 import pytest
+from botocore.exceptions import ClientError
 
 from devserver.background import tick
 from shared import limits
 from shared.callbacks import TargetPolicy
 from shared.clock import ManualClock
+from shared.machine import CALLBACK_GRACE_MS
 from shared.runtime import Runtime
 from shared.store import keys
 from tests.support import Api, Background
@@ -275,3 +279,82 @@ def test_a_finish_record_replayed_after_its_job_was_removed_sends_nothing(
     clock.advance(limits.DAY_MS)
     assert bg.expire_ttl() == 1, "the tombstone goes once no record of the job can come again"
     assert rt.db.get(keys.delivery("hooks", job_id)) is None
+
+
+class Faulty:
+    """The table's client, failing the calls `breaks` picks while `on`."""
+
+    def __init__(self, inner: Any, breaks: Callable[[str, dict[str, Any]], bool]) -> None:
+        self.inner, self.breaks, self.on = inner, breaks, True
+
+    def __getattr__(self, name: str) -> Any:
+        call = getattr(self.inner, name)
+
+        def faulty(**params: Any) -> Any:
+            if self.on and self.breaks(name, params):
+                raise ClientError({"Error": {"Code": "InternalServerError", "Message": "injected"}}, name)
+            return call(**params)
+
+        return faulty
+
+
+def delivery_write(call: str, params: dict[str, Any]) -> bool:
+    return call == "put_item" and params["Item"]["pk"]["S"].startswith("C#")
+
+
+def mark_clearing(call: str, params: dict[str, Any]) -> bool:
+    return call == "update_item" and "#gpk = " in params.get("ConditionExpression", "")
+
+
+@pytest.mark.parametrize("fault", [delivery_write, mark_clearing])
+@pytest.mark.parametrize(
+    "how", [{"complete": {}}, {"fail": {"error": "boom", "unrecoverable": True}}, {"cancel": True}]
+)
+def test_a_delivery_the_stream_never_recorded_is_made_by_the_clock_once(
+    rt: Runtime,
+    api: Api,
+    bg: Background,
+    clock: ManualClock,
+    receiver: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
+    how: dict,
+    fault: Callable[[str, dict[str, Any]], bool],
+) -> None:
+    """The write that finishes a job with a callback marks it for the clock, a grace later;
+    the stream records the delivery and clears the mark. Fail either step through every
+    retry of the stream's record, and the clock still delivers, exactly once."""
+    faulty = Faulty(rt.db.client, fault)
+    monkeypatch.setattr(rt.db, "client", faulty)
+    job_id = finish(api, how)
+    bg.stream()  # the finishing record fails three times, and is dropped
+    faulty.on = False
+    assert receiver.calls == []
+    clock.advance(CALLBACK_GRACE_MS - 1)
+    bg.tick()
+    if fault is delivery_write:
+        assert receiver.calls == [], "the clock waits out the stream's grace"
+    clock.advance(1)
+    bg.tick()
+    assert len(receiver.calls) == 1 and receiver.bodies()[0]["jobId"] == job_id
+    shown = delivery(api, job_id)
+    assert (shown["state"], shown["attempts"]) == ("DELIVERED", 1)
+    item = rt.db.get(keys.job("hooks", job_id))
+    assert item is not None and "gsk" not in item and "gpk" not in item, "the mark is cleared"
+    for _ in range(3):
+        clock.advance(CALLBACK_GRACE_MS)
+        bg.tick()
+    assert len(receiver.calls) == 1
+
+
+def test_a_delivery_the_stream_recorded_is_not_made_again_by_the_clock(
+    rt: Runtime, api: Api, bg: Background, clock: ManualClock, receiver: Receiver
+) -> None:
+    job_id = finish(api, {"complete": {}})
+    bg.stream()
+    assert len(receiver.calls) == 1
+    item = rt.db.get(keys.job("hooks", job_id))
+    assert item is not None and "gsk" not in item, "the stream cleared the job's mark"
+    for _ in range(3):
+        clock.advance(CALLBACK_GRACE_MS)
+        bg.tick()
+    assert len(receiver.calls) == 1
