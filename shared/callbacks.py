@@ -279,9 +279,9 @@ class Dispatcher:
             held = await asyncio.to_thread(self._take, *target)
             if held is None:
                 return "NOT_DUE"
-            if held.job is None:
-                status, error = None, "the job no longer exists"
-            else:
+            status: int | None = None
+            error: str | None = "the job no longer exists"
+            if held.job is not None:
                 status, error = await self._send(client, held.job, held.secret)
             return await asyncio.to_thread(self._record, held, status, error)
 
