@@ -109,7 +109,7 @@ def build_runtime(
     dev_token: str | None = None,
     queue_config: QueueConfig | None = None,
     settings_cache_ms: int = 0,
-    http: Any = None,
+    callback_transport: Any = None,
 ) -> Runtime:
     """Clients, table and bucket for local use; call inside an active moto mock unless
     `dynamodb_endpoint` names a real DynamoDB-compatible endpoint."""
@@ -136,5 +136,5 @@ def build_runtime(
         allow_private_callbacks=True,
         # The clock ticks every second here: look for never-claimed jobs every 5 s.
         unclaimed_every_ms=5_000,
-        http=http,
+        callback_transport=callback_transport,
     )

@@ -22,6 +22,7 @@ bounds failures, not hand-outs, so a release gives its attempt back.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -166,6 +167,14 @@ class Transition:
     """Job fields to set; a value of None removes the field."""
     ready_index: Literal["enter", "leave", "keep"] = "keep"
     """Whether the job joins or leaves the set that claims look in."""
+    callback_due_ms: int | None = None
+    """Set when the transition finishes the job: a job with a callback is then marked, in
+    this same write, where the clock looks for callbacks, due by this time. The stream
+    records the delivery and clears the mark long before; if it never does (its write
+    failed through every retry), the clock records the delivery itself."""
+    has_callback: bool | None = None
+    """Whether the job has a callback, where the decision had the job at hand; None: the
+    write finds out on the job's own item."""
 
 
 RUNNING_ONLY = frozenset({JobStatus.RUNNING})
@@ -182,6 +191,11 @@ def refusal(status: JobStatus, *, attempt: int, reported_attempt: int) -> str | 
     if status != JobStatus.RUNNING:
         return "NOT_RUNNING"
     return None
+
+
+CALLBACK_GRACE_MS = 60_000
+"""How long after a job finishes the clock looks for its callback, in case the stream
+never recorded the delivery; the stream normally does within a second."""
 
 
 def _finish(status: JobStatus, now_ms: int, retention: Retention) -> dict[str, Any]:
@@ -229,6 +243,7 @@ def complete(*, attempt: int, now_ms: int, retention: Retention) -> Transition:
         guard=Guard(statuses=RUNNING_ONLY, attempt=attempt),
         to=JobStatus.COMPLETED,
         changes=_finish(JobStatus.COMPLETED, now_ms, retention),
+        callback_due_ms=now_ms + CALLBACK_GRACE_MS,
     )
 
 
@@ -248,7 +263,14 @@ def fail(
     guard = guard or Guard(statuses=RUNNING_ONLY, attempt=job.attempt)
     if unrecoverable or failures >= job.max_attempts:
         changes = _finish(JobStatus.FAILED, now_ms, retention) | {"failures": failures, "error": error}
-        return Transition(name="fail", guard=guard, to=JobStatus.FAILED, changes=changes)
+        return Transition(
+            name="fail",
+            guard=guard,
+            to=JobStatus.FAILED,
+            changes=changes,
+            callback_due_ms=now_ms + CALLBACK_GRACE_MS,
+            has_callback=job.callback is not None,
+        )
     wait = retry_after_ms if retry_after_ms is not None else job.backoff.wait_ms(failures, rand)
     return Transition(
         name="retry",
@@ -296,6 +318,7 @@ def cancel(*, now_ms: int, retention: Retention) -> Transition:
         to=JobStatus.CANCELLED,
         changes=_finish(JobStatus.CANCELLED, now_ms, retention),
         ready_index="leave",
+        callback_due_ms=now_ms + CALLBACK_GRACE_MS,
     )
 
 
@@ -315,7 +338,7 @@ def expire(job: Job, *, now_ms: int, rand: float, retention: Retention) -> Trans
         retention=retention,
         guard=guard,
     )
-    return Transition("expire", guard, transition.to, transition.changes, transition.ready_index)
+    return dataclasses.replace(transition, name="expire", guard=guard)
 
 
 def unclaimed(*, now_ms: int, window_ms: int, retention: Retention) -> Transition:
@@ -330,6 +353,7 @@ def unclaimed(*, now_ms: int, window_ms: int, retention: Retention) -> Transitio
         changes=_finish(JobStatus.FAILED, now_ms, retention)
         | {"error": f"not claimed within {duration(window_ms)}"},
         ready_index="leave",
+        callback_due_ms=now_ms + CALLBACK_GRACE_MS,
     )
 
 

@@ -49,7 +49,8 @@ class Runtime:
     dev_token: str | None = None
     allow_private_callbacks: bool = False
     unclaimed_every_ms: int = 600_000
-    http: httpx.Client | None = None
+    callback_transport: httpx.AsyncBaseTransport | None = None
+    """Where callbacks go; None: the network."""
 
     def __post_init__(self) -> None:
         self.db = Dynamo(self.dynamodb, self.table)
@@ -78,7 +79,7 @@ class Runtime:
             deliveries=self.deliveries,
             settings=self.settings,
             policy=self.targets,
-            http=self.http or httpx.Client(follow_redirects=False),
+            transport=self.callback_transport,
         )
         self.sweeper = Sweeper(
             clock=self.clock,

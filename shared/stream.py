@@ -3,7 +3,8 @@ job that retention removed.
 
 Every step is safe to repeat: a delivery is recorded with a conditional put (a record
 seen twice starts nothing twice), attempts are held one sender at a time, and cleanup
-deletes what may already be gone.
+deletes what may already be gone. A removed job's delivery is replaced by a tombstone,
+so its finish record replayed after the removal starts nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from shared.callbacks import Dispatcher, Due
 from shared.clock import Clock
 from shared.machine import FINAL, JobStatus
+from shared.store import keys
 from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import Item, deserialize
 from shared.store.jobs import JobStore
@@ -71,11 +73,14 @@ class StreamProcessor:
         if change is None:
             return None
         if change.finished and change.new is not None and change.new.get("callback"):
-            self.deliveries.start(change.space, change.job_id, self.clock.now_ms())
+            marked = str(change.new.get("gpk", "")).startswith(keys.CALLBACK_PREFIX)
+            if not self.deliveries.start(change.space, change.job_id, self.clock.now_ms(), clear_mark=marked):
+                return None  # delivered, given up, or the job is gone: a late replay
             return change.space, change.job_id, change.new
         if change.removed and change.old is not None:
             self.jobs.forget(change.space, change.job_id, change.old)
-            self.deliveries.delete(change.space, change.job_id)
+            if change.old.get("callback"):
+                self.deliveries.bury(change.space, change.job_id, self.clock.now_ms())
         return None
 
     def deliver(self, due: list[Due]) -> None:

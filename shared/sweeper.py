@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from shared.callbacks import Dispatcher
+from shared.callbacks import Dispatcher, Due
 from shared.clock import Clock
 from shared.machine import JobStatus, expire, unclaimed
 from shared.spaces import SpaceSettings
@@ -163,8 +163,16 @@ class Sweeper:
     # -- callbacks ------------------------------------------------------------
 
     def retry_callbacks(self, report: TickReport) -> None:
-        due = self.dispatcher.deliveries.due(self.clock.now_ms())
-        for state in self.dispatcher.dispatch_many(due):
+        """Deliveries due again, and deliveries the stream never recorded: those of finished
+        jobs still marked a grace after they finished. The clock records them, then tries."""
+        now, deliveries = self.clock.now_ms(), self.dispatcher.deliveries
+        due: dict[tuple[str, str], Due] = {}
+        for found in deliveries.due(now):
+            if not found.recorded:
+                report.callbacks["UNRECORDED"] = report.callbacks.get("UNRECORDED", 0) + 1
+            if found.recorded or deliveries.start(found.space, found.job_id, now, clear_mark=True):
+                due[found.space, found.job_id] = (found.space, found.job_id)
+        for state in self.dispatcher.dispatch_many(list(due.values())):
             report.callbacks[state] = report.callbacks.get(state, 0) + 1
 
 

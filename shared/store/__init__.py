@@ -19,5 +19,7 @@ One sparse index, `ready`, holds only pending jobs: `gpk` = `{space}#{name}#{n}`
 so one busy name is never one hot partition), `gsk` = `{ready at:013d}#{id}`. A claim
 reads candidates there and decides with a conditional write on the job's own item.
 Pending callback deliveries use the same index under `CALLBACK#{n}`, sorted by when they
-are due, so the clock finds them without a scan.
+are due, so the clock finds them without a scan. So does a job that finished with a
+callback (`gsk` a minute after it finished), until the stream has recorded its delivery:
+if the stream never does, the clock finds the job there and records it.
 """

@@ -165,9 +165,14 @@ class UpdateBuilder:
         return " AND ".join(self.conditions)
 
 
-def transition_update(job_id: str, transition: Transition) -> UpdateBuilder:
-    """The conditional write for `transition`: its changes, guarded by its guard."""
+def transition_update(job_id: str, transition: Transition, *, callback: bool = False) -> UpdateBuilder:
+    """The conditional write for `transition`: its changes, guarded by its guard.
+
+    For a transition that finishes the job, `callback` says whether the job has one (the
+    write then requires it to be so): a job with a callback is marked in the ready index's
+    callback partitions, due at `callback_due_ms`, where the clock finds it."""
     update = UpdateBuilder()
+    due = transition.callback_due_ms
     guard = transition.guard
     update.set("status", transition.to.value)
     for field, value in transition.changes.items():
@@ -177,10 +182,16 @@ def transition_update(job_id: str, transition: Transition) -> UpdateBuilder:
             continue  # packed by the caller: errors may be long
         else:
             update.set(_ATTRIBUTE[field], value)
-    if transition.ready_index == "enter":
+    if due is not None and callback:
+        update.set("gpk", keys.callback_partition(job_id))
+        update.set("gsk", keys.ready_sort(due, job_id))
+    elif transition.ready_index == "enter":
         update.set("gsk", keys.ready_sort(transition.changes["ready_at_ms"], job_id))
     elif transition.ready_index == "leave":
         update.set("gsk", None)
+    if due is not None:
+        update.conditions.append(f"attribute_{'exists' if callback else 'not_exists'}(#callback)")
+        update.names["#callback"] = "callback"
     update.require_in("status", sorted(s.value for s in guard.statuses))
     if guard.attempt is not None:
         update.require("attempt", "=", guard.attempt)

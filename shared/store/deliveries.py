@@ -1,27 +1,49 @@
 """Callback delivery items: one per finished job that has a callback.
 
-The job item never changes once the job has finished, so what happens to its callback
-is kept beside it. While a delivery is pending it sits in the `ready` index under
-`CALLBACK#{n}`, sorted by when it is next due, which is how the clock finds it.
+The job item never changes once the job has finished (but for the mark below), so
+what happens to its callback is kept beside it. While a delivery is pending it sits in the `ready` index under
+`CALLBACK#{n}`, sorted by when it is next due, which is how the clock finds it. A job
+that finishes with a callback is put there too, by the write that finishes it, a grace
+later: should the stream never record its delivery, the clock does.
 """
 
 from __future__ import annotations
 
 import contextlib
+from typing import NamedTuple
 
+from shared import limits
 from shared.store import keys
-from shared.store.codec import UpdateBuilder
+from shared.store.codec import UpdateBuilder, ttl_seconds
 from shared.store.dynamo import ConditionFailed, Dynamo, Item
 from shared.store.table import READY_INDEX
+
+
+class Found(NamedTuple):
+    """A callback the clock found due."""
+
+    space: str
+    job_id: str
+    recorded: bool
+    """False: a finished job whose delivery has no record yet."""
+
+
+REMOVED = "REMOVED"
+"""A tombstone's state: the job was removed by retention."""
+TOMBSTONE_MS = 2 * limits.DAY_MS
 
 
 class DeliveryStore:
     def __init__(self, db: Dynamo) -> None:
         self.db = db
 
-    def start(self, space: str, job_id: str, now_ms: int) -> bool:
-        """Record that the job's callback is due now; False when it was already recorded
-        (a stream record delivered twice)."""
+    def start(self, space: str, job_id: str, now_ms: int, *, clear_mark: bool = False) -> bool:
+        """Record that the job's callback is due now. True while it is pending (recorded
+        now, or already by a record seen before); False when it was recorded and is over:
+        delivered, given up, or its job removed (a record replayed late starts nothing).
+
+        With `clear_mark`, then take the finished job out of the clock's sight (see
+        `shared.machine.Transition.callback_due_ms`): its delivery is recorded."""
         item = keys.delivery(space, job_id) | {
             "space": space,
             "jobId": job_id,
@@ -32,18 +54,32 @@ class DeliveryStore:
             "gpk": keys.callback_partition(job_id),
             "gsk": keys.ready_sort(now_ms, job_id),
         }
+        pending = True
         try:
             self.db.put(item, condition="attribute_not_exists(pk)")
-        except ConditionFailed:
-            return False
-        return True
+        except ConditionFailed as failed:
+            pending = failed.item is None or failed.item.get("state") == "PENDING"
+        if clear_mark:
+            self._clear_mark(space, job_id)
+        return pending
+
+    def _clear_mark(self, space: str, job_id: str) -> None:
+        """Only the index attributes of the job item, and only while they are its mark
+        (a job already gone, or a mark already cleared, is left alone)."""
+        update = UpdateBuilder()
+        update.set("gpk", None)
+        update.set("gsk", None)
+        update.require("gpk", "=", keys.callback_partition(job_id))
+        with contextlib.suppress(ConditionFailed):
+            self.db.apply(keys.job(space, job_id), update)
 
     def get(self, space: str, job_id: str) -> Item | None:
         return self.db.get(keys.delivery(space, job_id))
 
-    def due(self, now_ms: int, limit: int = 50) -> list[tuple[str, str]]:
-        """(space, job id) of pending deliveries due by now."""
-        found: list[tuple[str, str]] = []
+    def due(self, now_ms: int, limit: int = 50) -> list[Found]:
+        """Pending deliveries due by now, and finished jobs whose delivery the stream has
+        not recorded within the grace it is given (`recorded` False)."""
+        found: list[Found] = []
         for partition in keys.callback_partitions():
             rows, _ = self.db.query(
                 "gpk = :p AND gsk <= :hi",
@@ -52,8 +88,11 @@ class DeliveryStore:
                 limit=limit,
             )
             for row in rows:
-                space, job_id = row["pk"].removeprefix("C#").rsplit("#", 1)
-                found.append((space, job_id))
+                if row["pk"].startswith("J#"):  # a finished job's mark
+                    found.append(Found(row["pk"].split("#")[1], row["sk"], recorded=False))
+                else:
+                    space, job_id = row["pk"].removeprefix("C#").rsplit("#", 1)
+                    found.append(Found(space, job_id, recorded=True))
         return found
 
     def take(self, space: str, job_id: str, now_ms: int, hold_ms: int) -> Item | None:
@@ -106,5 +145,16 @@ class DeliveryStore:
         with contextlib.suppress(ConditionFailed):
             self.db.apply(keys.delivery(space, job_id), update)
 
-    def delete(self, space: str, job_id: str) -> None:
-        self.db.delete(keys.delivery(space, job_id))
+    def bury(self, space: str, job_id: str, now_ms: int) -> None:
+        """The job is gone: leave a tombstone in place of its delivery, so a finish record
+        replayed after the removal neither sends again nor records a delivery that nothing
+        would remove. It outlives the stream's 24 h of records, then TTL removes it."""
+        self.db.put(
+            keys.delivery(space, job_id)
+            | {
+                "space": space,
+                "jobId": job_id,
+                "state": REMOVED,
+                "ttl": ttl_seconds(now_ms + TOMBSTONE_MS),
+            }
+        )

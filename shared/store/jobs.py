@@ -325,7 +325,28 @@ class JobStore:
         `extra` adds report parts (progress, counters) and conditions to the same write.
         Raises ConditionFailed, carrying the item as it stood, when the guard does not hold.
         """
-        update = transition_update(job_id, transition)
+        guess = transition.has_callback
+        try:
+            return self._write(space, job_id, transition, callback=guess is True, extra=extra, stored=stored)
+        except ConditionFailed as failed:
+            # A finishing write that did not know whether the job has a callback assumed
+            # none; refused for having one, it is made again with the job's callback mark.
+            unknown = guess is None and transition.callback_due_ms is not None
+            if not (unknown and (failed.item or {}).get("callback")):
+                raise
+        return self._write(space, job_id, transition, callback=True, extra=extra, stored=stored)
+
+    def _write(
+        self,
+        space: str,
+        job_id: str,
+        transition: Transition,
+        *,
+        callback: bool,
+        extra: Callable[[UpdateBuilder], None] | None,
+        stored: dict[str, Any] | None,
+    ) -> Item:
+        update = transition_update(job_id, transition, callback=callback)
         for attribute, value in (stored or {}).items():
             update.set(attribute, value)
         if extra is not None:

@@ -92,14 +92,18 @@ def delivery(space_name: str, job_id: str) -> dict[str, str]:
 CALLBACK_SHARDS = 4
 
 
+CALLBACK_PREFIX = "CALLBACK#"
+
+
 def callback_partition(job_id: str) -> str:
     """Pending callback deliveries share the `ready` index with pending jobs, in partitions
-    of their own, sorted by when they are next due."""
-    return f"CALLBACK#{_shard(job_id, CALLBACK_SHARDS)}"
+    of their own, sorted by when they are next due (as do finished jobs whose delivery is
+    not recorded yet)."""
+    return f"{CALLBACK_PREFIX}{_shard(job_id, CALLBACK_SHARDS)}"
 
 
 def callback_partitions() -> list[str]:
-    return [f"CALLBACK#{n}" for n in range(CALLBACK_SHARDS)]
+    return [f"{CALLBACK_PREFIX}{n}" for n in range(CALLBACK_SHARDS)]
 
 
 def token(token_id: str) -> dict[str, str]:

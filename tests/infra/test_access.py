@@ -332,7 +332,7 @@ def test_the_stream_and_clock_entries_are_exactly_what_they_call(
         tried.add(request.content)
         return httpx.Response(500 if first else 204)
 
-    rt.dispatcher.http = httpx.Client(transport=httpx.MockTransport(receiver))
+    rt.dispatcher.transport = httpx.MockTransport(receiver)
     handler = background.handler
 
     def recorded(function: str) -> Any:

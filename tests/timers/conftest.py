@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import json
+import socket
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,8 +42,66 @@ class Receiver:
 @pytest.fixture
 def receiver(rt: Runtime) -> Receiver:
     target = Receiver()
-    rt.dispatcher.http = httpx.Client(transport=httpx.MockTransport(target))
+    rt.dispatcher.transport = httpx.MockTransport(target)
     return target
 
 
 verify = check_signature
+
+
+class DripServer:
+    """A callback receiver on 127.0.0.1: `/ok` is answered at once; on any other path the
+    answer's status line comes, then its headers one byte at a time, for as long as the
+    client waits (a receiver no read timeout ever catches)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.1)
+        self.port = self.sock.getsockname()[1]
+        self.paths: list[str] = []
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._accept, name="drip-server", daemon=True)
+        self.thread.start()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def _accept(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                request += chunk
+            path = request.split(b" ", 2)[1].decode()
+            self.paths.append(path)
+            try:
+                if path == "/ok":
+                    conn.sendall(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
+                    return
+                conn.sendall(b"HTTP/1.1 200 OK\r\nX-Drip: ")
+                while not self.stopped.wait(0.05):
+                    conn.sendall(b"a")
+            except OSError:
+                return  # the client hung up
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join()
+        self.sock.close()
+
+
+@pytest.fixture
+def drip() -> Iterator[DripServer]:
+    server = DripServer()
+    yield server
+    server.stop()

@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from typing import Any
+
 import httpx
 import pytest
+from botocore.exceptions import ClientError
 
+from devserver.background import tick
+from shared import limits
 from shared.callbacks import TargetPolicy
 from shared.clock import ManualClock
+from shared.machine import CALLBACK_GRACE_MS
 from shared.runtime import Runtime
+from shared.store import keys
 from tests.support import Api, Background
-from tests.timers.conftest import SECRET, Receiver, verify
+from tests.timers.conftest import SECRET, DripServer, Receiver, verify
 
 JOBS = "/v1/spaces/hooks/jobs"
 HOOK = "https://api.example.com/webhooks/emit"
 
 
-def finish(api: Api, how: dict, **job: object) -> str:
+def finish(api: Api, how: dict, url: str = HOOK, **job: object) -> str:
     job_id = api.post(
-        JOBS, {"name": "render", "callback": {"url": HOOK, "headers": {"x-tenant": "acme"}}, **job}
+        JOBS, {"name": "render", "callback": {"url": url, "headers": {"x-tenant": "acme"}}, **job}
     ).body["id"]
     if how == {"cancel": True}:
         api.post(f"{JOBS}:cancel", [job_id])
@@ -155,6 +164,18 @@ def test_internal_targets_are_refused_on_aws(rt: Runtime, api: Api) -> None:
     assert api.post(JOBS, {"name": "n", "callback": {"url": HOOK}}).status == 200
 
 
+@pytest.mark.parametrize(
+    "url", ["http://127.1/", "http://0x7f000001/", "http://localhost./", "https://[64:ff9b::a9fe:a9fe]/"]
+)
+def test_other_spellings_of_internal_addresses_are_refused_at_create(rt: Runtime, api: Api, url: str) -> None:
+    rt.queue.targets = TargetPolicy(allow_private=False)
+    answer = api.post(JOBS, {"name": "n", "callback": {"url": url}})
+    assert answer.status == 400, url
+    assert answer.body["message"].startswith("callback.url: may not be a loopback")
+    batch = api.post(JOBS, [{"name": "n"}, {"name": "n", "callback": {"url": url}}])
+    assert batch.status == 400 and batch.body["message"].startswith("jobs[1].callback.url: ")
+
+
 def test_a_name_that_resolves_to_an_internal_address_is_refused_when_sent(
     rt: Runtime, api: Api, bg: Background, receiver: Receiver
 ) -> None:
@@ -209,3 +230,131 @@ def test_the_first_try_uses_the_finished_job_from_the_stream_record(
     monkeypatch.setattr(rt.jobs, "get_item", no_reads)
     bg.stream()
     assert receiver.bodies()[0]["result"] == {"ok": True}
+
+
+def test_a_receiver_that_drips_its_answer_is_abandoned_at_the_deadline(
+    api: Api, rt: Runtime, bg: Background, clock: ManualClock, drip: DripServer
+) -> None:
+    """A per-read timeout never ends a send whose answer comes a byte at a time; the total
+    deadline does, well inside the attempt's hold, so no second send of it can start."""
+    rt.dispatcher.send_deadline_s = 0.5
+    slow = finish(api, {"complete": {}}, url=drip.url("/drip"))
+    fast = finish(api, {"complete": {}}, url=drip.url("/ok"))
+    first = threading.Thread(target=bg.stream, daemon=True)
+    first.start()
+    first.join(timeout=30)  # 0.5 s, with room for a busy machine
+    assert not first.is_alive(), "the dripping send outlived its deadline"
+    shown = delivery(api, slow)
+    assert (shown["state"], shown["attempts"], shown["lastError"]) == ("PENDING", 1, "no answer within 0.5 s")
+    assert delivery(api, fast)["state"] == "DELIVERED", "sent alongside, not held up"
+    clock.advance(4_999)
+    tick(60_000)
+    assert drip.paths.count("/drip") == 1
+    clock.advance(1)
+    tick(60_000)
+    assert drip.paths.count("/drip") == 2 and delivery(api, slow)["attempts"] == 2
+
+
+def test_a_finish_record_replayed_after_its_job_was_removed_sends_nothing(
+    rt: Runtime, api: Api, bg: Background, clock: ManualClock, receiver: Receiver
+) -> None:
+    """A tombstone takes the delivery's place when retention removes the job: a replay of
+    the record that finished it (a retried batch, within the stream's 24 h) starts nothing."""
+    api.patch("/v1/spaces/hooks", {"completedRetentionMs": 60_000})
+    job_id = finish(api, {"complete": {}})
+    finished = bg.stream()
+    assert len(receiver.calls) == 1
+    clock.advance(60_000)
+    assert bg.expire_ttl() == 1
+    bg.stream()  # the job's REMOVE
+    bg.stream(finished)
+    bg.tick()
+    assert len(receiver.calls) == 1
+    tombstone = rt.db.get(keys.delivery("hooks", job_id))
+    assert tombstone is not None and tombstone["state"] == "REMOVED" and "gsk" not in tombstone
+    clock.advance(limits.DAY_MS)
+    bg.expire_ttl()
+    bg.stream(finished)
+    assert len(receiver.calls) == 1 and rt.db.get(keys.delivery("hooks", job_id)) is not None
+    clock.advance(limits.DAY_MS)
+    assert bg.expire_ttl() == 1, "the tombstone goes once no record of the job can come again"
+    assert rt.db.get(keys.delivery("hooks", job_id)) is None
+
+
+class Faulty:
+    """The table's client, failing the calls `breaks` picks while `on`."""
+
+    def __init__(self, inner: Any, breaks: Callable[[str, dict[str, Any]], bool]) -> None:
+        self.inner, self.breaks, self.on = inner, breaks, True
+
+    def __getattr__(self, name: str) -> Any:
+        call = getattr(self.inner, name)
+
+        def faulty(**params: Any) -> Any:
+            if self.on and self.breaks(name, params):
+                raise ClientError({"Error": {"Code": "InternalServerError", "Message": "injected"}}, name)
+            return call(**params)
+
+        return faulty
+
+
+def delivery_write(call: str, params: dict[str, Any]) -> bool:
+    return call == "put_item" and params["Item"]["pk"]["S"].startswith("C#")
+
+
+def mark_clearing(call: str, params: dict[str, Any]) -> bool:
+    return call == "update_item" and "#gpk = " in params.get("ConditionExpression", "")
+
+
+@pytest.mark.parametrize("fault", [delivery_write, mark_clearing])
+@pytest.mark.parametrize(
+    "how", [{"complete": {}}, {"fail": {"error": "boom", "unrecoverable": True}}, {"cancel": True}]
+)
+def test_a_delivery_the_stream_never_recorded_is_made_by_the_clock_once(
+    rt: Runtime,
+    api: Api,
+    bg: Background,
+    clock: ManualClock,
+    receiver: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
+    how: dict,
+    fault: Callable[[str, dict[str, Any]], bool],
+) -> None:
+    """The write that finishes a job with a callback marks it for the clock, a grace later;
+    the stream records the delivery and clears the mark. Fail either step through every
+    retry of the stream's record, and the clock still delivers, exactly once."""
+    faulty = Faulty(rt.db.client, fault)
+    monkeypatch.setattr(rt.db, "client", faulty)
+    job_id = finish(api, how)
+    bg.stream()  # the finishing record fails three times, and is dropped
+    faulty.on = False
+    assert receiver.calls == []
+    clock.advance(CALLBACK_GRACE_MS - 1)
+    bg.tick()
+    if fault is delivery_write:
+        assert receiver.calls == [], "the clock waits out the stream's grace"
+    clock.advance(1)
+    bg.tick()
+    assert len(receiver.calls) == 1 and receiver.bodies()[0]["jobId"] == job_id
+    shown = delivery(api, job_id)
+    assert (shown["state"], shown["attempts"]) == ("DELIVERED", 1)
+    item = rt.db.get(keys.job("hooks", job_id))
+    assert item is not None and "gsk" not in item and "gpk" not in item, "the mark is cleared"
+    for _ in range(3):
+        clock.advance(CALLBACK_GRACE_MS)
+        bg.tick()
+    assert len(receiver.calls) == 1
+
+
+def test_a_delivery_the_stream_recorded_is_not_made_again_by_the_clock(
+    rt: Runtime, api: Api, bg: Background, clock: ManualClock, receiver: Receiver
+) -> None:
+    job_id = finish(api, {"complete": {}})
+    bg.stream()
+    assert len(receiver.calls) == 1
+    item = rt.db.get(keys.job("hooks", job_id))
+    assert item is not None and "gsk" not in item, "the stream cleared the job's mark"
+    for _ in range(3):
+        clock.advance(CALLBACK_GRACE_MS)
+        bg.tick()
+    assert len(receiver.calls) == 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.callbacks import GIVE_UP_AFTER_MS, retry_wait_ms
+from shared.callbacks import GIVE_UP_AFTER_MS, HOLD_MS, SEND_DEADLINE_S, retry_wait_ms
 
 
 def test_waits_start_at_5_s_and_double_up_to_an_hour() -> None:
@@ -21,3 +21,9 @@ def test_waits_start_at_5_s_and_double_up_to_an_hour() -> None:
 
 def test_it_tries_for_about_a_day() -> None:
     assert GIVE_UP_AFTER_MS == 86_400_000
+
+
+def test_a_send_is_over_well_before_its_hold_runs_out() -> None:
+    """What keeps two sends of one delivery apart: the hold on an attempt outlasts any send
+    (a total deadline, not a per-read timeout), with room for the writes around it."""
+    assert SEND_DEADLINE_S * 1000 * 2 <= HOLD_MS

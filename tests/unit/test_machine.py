@@ -172,3 +172,29 @@ def test_cancel_applies_to_anything_unfinished() -> None:
 )
 def test_why_a_report_is_refused(status: JobStatus, attempt: int, reported: int, reason: str | None) -> None:
     assert machine.refusal(status, attempt=attempt, reported_attempt=reported) == reason
+
+
+def test_every_transition_that_finishes_a_job_marks_it_for_the_clocks_callback_look() -> None:
+    """A grace after it finishes, a job with a callback is where the clock looks, unless the
+    stream recorded its delivery; transitions that leave the job unfinished mark nothing."""
+    job = running()
+    finishing = [
+        machine.complete(attempt=2, now_ms=100, retention=RETENTION),
+        machine.fail(
+            job, now_ms=100, error="x", unrecoverable=True, retry_after_ms=None, rand=0, retention=RETENTION
+        ),
+        machine.expire(running(failures=3), now_ms=100, rand=0, retention=RETENTION),
+        machine.cancel(now_ms=100, retention=RETENTION),
+        machine.unclaimed(now_ms=100, window_ms=10, retention=RETENTION),
+    ]
+    assert all(t.to.is_final for t in finishing)
+    assert [t.callback_due_ms for t in finishing] == [100 + machine.CALLBACK_GRACE_MS] * 5
+    assert [t.has_callback for t in finishing] == [None, False, False, None, None], "known where the job is"
+    unfinished = [
+        machine.fail(
+            job, now_ms=100, error="x", unrecoverable=False, retry_after_ms=None, rand=0, retention=RETENTION
+        ),
+        machine.release(attempt=2, now_ms=100),
+        machine.touch(attempt=2, now_ms=100, lease_ms=1_000),
+    ]
+    assert [t.callback_due_ms for t in unfinished] == [None, None, None]
