@@ -184,6 +184,11 @@ OPERATIONS = [
     Operation("complete-small", one_claimed, reporting(complete={"result": {"ok": True}})),
     Operation("complete-side-item", one_claimed, reporting(complete={"result": SIDE})),
     Operation("complete-s3", one_claimed, reporting(complete={"result": LARGE})),
+    Operation(
+        "complete-with-lines-event",
+        one_claimed,
+        reporting(lines=[{"level": "INFO", "message": "done"}], event={"step": 2}, complete={"result": 1}),
+    ),
     Operation("complete-refused-cancelled", claimed_then_cancelled, reporting(complete={"result": SIDE})),
     Operation("complete-refused-unknown-id", unknown_job, reporting(complete={"result": SIDE})),
     Operation("fail-retry", one_claimed, reporting(fail={"error": TRACE})),
