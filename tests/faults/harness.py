@@ -1,14 +1,15 @@
 """A crash harness: kill an operation's write sequence at one write, retry as a client (or
 AWS) would, drive everything to its end, and check what must hold.
 
-The service keeps its promises with conditional writes and idempotent retries, never with
-transactions across items; so what a crash can break is the state between two writes of
-one operation. `Faults` sits between the runtime and its DynamoDB and S3 clients, numbers
-every write an operation makes, and at the n-th one kills the process: either before the
-write is sent, or after DynamoDB applied it but before the answer came back (a lost
-answer: the nasty one, since the caller cannot tell it from the first). A killed process
-writes nothing more, so every write after the n-th fails too until the harness revives it
-for the retry, as a new Lambda invocation would start.
+The service keeps its promises with conditional writes, one item at a time (a keyed
+create's key and job are its one transaction), and with retries that are safe to repeat;
+so what a crash can break is the state between two writes of one operation. `Faults`
+sits between the runtime and its DynamoDB and S3 clients, numbers every write an
+operation makes, and at the n-th one kills the process: either before the write is sent,
+or after DynamoDB applied it but before the answer came back (a lost answer: the nasty
+one, since the caller cannot tell it from the first). A killed process writes nothing
+more, so every write after the n-th fails too until the harness revives it for the
+retry, as a new Lambda invocation would start.
 
 `World` is one fresh service (moto, a `ManualClock`, a callback receiver that counts), with
 ledgers of what the clients saw: every attempt handed out, every id answered, every
@@ -205,7 +206,7 @@ class World:
     one_per_key: set[str] = field(default_factory=set)
     """Keys used by creates: each must end with exactly one job."""
     errors: list[str] = field(default_factory=list)
-    """Answers of 500 after the fault (the retry and everything after must work)."""
+    """Every answer of 500: once the crashed process is gone, everything must work."""
     repeat_allowed: set[str] = field(default_factory=set)
     """Jobs whose callback succeeded just before the crash, before its result was recorded:
     the README allows that one try to be repeated."""
