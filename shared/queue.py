@@ -570,7 +570,10 @@ class Queue:
                 shown["metadata"] = json.loads(shown["metadata"])
             lines.append(shown)
         next_seq = found[-1][0] + 1 if found else after
-        return {"lines": lines, "cursor": str(next_seq) if next_seq < item.get("lineCount", 0) else None}
+        return {
+            "lines": lines,
+            "cursor": _next_cursor(next_seq, item.get("lineCount", 0), len(found) == limit),
+        }
 
     def events(self, space: str, job_id: str, *, cursor: str | None, limit: int) -> dict[str, Any]:
         item = self._item(space, job_id)
@@ -578,7 +581,10 @@ class Queue:
         rows = self.journal.events(space, job_id, after, limit)
         events = [{"seq": int(r["sk"]), "atMs": r["atMs"], "event": json.loads(r["body"])} for r in rows]
         next_seq = events[-1]["seq"] + 1 if events else after
-        return {"events": events, "cursor": str(next_seq) if next_seq < item.get("eventCount", 0) else None}
+        return {
+            "events": events,
+            "cursor": _next_cursor(next_seq, item.get("eventCount", 0), len(rows) == limit),
+        }
 
     def _item(self, space: str, job_id: str) -> Item:
         item = self.jobs.get_item(space, job_id) if is_ulid(job_id) else None
@@ -622,6 +628,13 @@ def _cut(text: str, max_bytes: int) -> str:
     if len(data) <= max_bytes:
         return text
     return data[:max_bytes].decode(errors="ignore")
+
+
+def _next_cursor(next_seq: int, count: int, full: bool) -> str | None:
+    """Where the next page starts, while a full page leaves some of the job's `count` unread.
+    Past a short page nothing more is stored, even when the count says more: a report's
+    lines or event lost to a fault after its job's write leave a gap that never fills."""
+    return str(next_seq) if full and next_seq < count else None
 
 
 def _seq_cursor(cursor: str | None) -> int:

@@ -109,6 +109,8 @@ class JobStore:
                 taken_from = None
                 continue
             if not key_released(KeyHold(holder, self.db.get(keys.job(space, holder["jobId"])))):
+                # This job will never be: its payload, stored first, has nobody to remove it.
+                self.blobs.delete(space, job.id, _item(record))
                 return Inserted(holder["jobId"], False)
             taken_from = holder["jobId"]
         raise RuntimeError(f"the key of job {job.id} stayed contended; try again")

@@ -140,6 +140,24 @@ def test_a_repeated_key_answers_duplicate_with_the_first_id(api: Api) -> None:
     assert count_jobs(api) == 1
 
 
+@pytest.mark.parametrize("size", [1_500, 400_000], ids=["side-item", "s3"])
+def test_a_repeated_key_keeps_nothing_of_its_payload(rt: Runtime, api: Api, size: int) -> None:
+    """The repeat's payload is written before its key is found taken: it must not stay
+    behind with no job to remove it."""
+    first = api.post(JOBS, {"name": "n", "key": "k", "payload": os.urandom(size).hex()}).body["id"]
+    again = api.post(JOBS, {"name": "n", "key": "k", "payload": os.urandom(size).hex()}).body
+    assert again == {"id": first, "outcome": "DUPLICATE"}
+    side = rt.dynamodb.scan(
+        TableName=rt.table,
+        FilterExpression="begins_with(pk, :b)",
+        ExpressionAttributeValues={":b": {"S": "B#"}},
+    )["Items"]
+    objects = rt.s3.list_objects_v2(Bucket=rt.bucket).get("Contents", [])
+    assert [i["pk"]["S"] for i in side] + [o["Key"] for o in objects] == (
+        [f"B#billing#{first}"] if size < 10_000 else [f"billing/{first}/payload"]
+    )
+
+
 def test_a_key_repeated_inside_one_batch(api: Api) -> None:
     answer = api.post(JOBS, [{"name": "n", "key": "k"}, {"name": "n"}, {"name": "n", "key": "k"}]).body[
         "jobs"

@@ -158,6 +158,28 @@ def test_lines_and_events_page_in_order(api: Api) -> None:
     assert [e["event"]["n"] for e in first["events"] + rest["events"]] == [0, 1, 2] and rest["cursor"] is None
 
 
+@pytest.mark.parametrize("kind", ["lines", "events"])
+def test_lines_and_events_lost_to_a_fault_still_come_to_an_end(
+    rt: Runtime, api: Api, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """A fault after the job's write and before its lines or event (the README says they are
+    lost) must not leave a listing whose cursor never runs out."""
+    held = claimed(api)
+    report(api, held, lines=[{"level": "INFO", "message": "kept"}], event={"n": 0})
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the store failed")
+
+    monkeypatch.setattr(rt.journal, "append_lines" if kind == "lines" else "put_event", broken)
+    ending = {"lines": [{"level": "INFO", "message": "lost"}], "event": {"n": 1}, "complete": {}}
+    assert api.post(f"{JOBS}:report", {"id": held["id"], "attempt": 1, **ending}).status == 500
+    monkeypatch.undo()
+    path = f"{JOBS}/{held['id']}/{kind}"
+    first = api.get(path, query={"limit": 1}).body
+    assert len(first[kind]) == 1 and first["cursor"] == "1", "a full page: there may be more"
+    assert api.get(path, query={"cursor": "1"}).body == {kind: [], "cursor": None}
+
+
 def test_too_many_events_applies_the_rest_of_the_report(api: Api) -> None:
     api.patch("/v1/spaces/work", {"maxEvents": 1})
     held = claimed(api)

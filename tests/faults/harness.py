@@ -1,0 +1,483 @@
+"""A crash harness: kill an operation's write sequence at one write, retry as a client (or
+AWS) would, drive everything to its end, and check what must hold.
+
+The service keeps its promises with conditional writes, one item at a time (a keyed
+create's key and job are its one transaction), and with retries that are safe to repeat;
+so what a crash can break is the state between two writes of one operation. `Faults`
+sits between the runtime and its DynamoDB and S3 clients, numbers every write an
+operation makes, and at the n-th one kills the process: either before the write is sent,
+or after DynamoDB applied it but before the answer came back (a lost answer: the nasty
+one, since the caller cannot tell it from the first). A killed process writes nothing
+more, so every write after the n-th fails too until the harness revives it for the
+retry, as a new Lambda invocation would start.
+
+`World` is one fresh service (moto, a `ManualClock`, a callback receiver that counts), with
+ledgers of what the clients saw: every attempt handed out, every id answered, every
+success a callback receiver answered. `World.settle` then plays workers, the stream, the
+clock and DynamoDB's TTL until nothing is left to do, and `World.problems` lists every
+broken promise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from unittest import mock
+
+import boto3
+import httpx
+from moto import mock_aws
+
+from devserver.background import handler, tick
+from devserver.gateway import LambdaContext
+from devserver.wiring import BUCKET, REGION, TABLE, build_runtime, local_environment
+from shared.clock import ManualClock
+from shared.queue import QueueConfig
+from shared.runtime import Runtime, install
+from shared.schema import NewToken
+from shared.store import dynamo
+from shared.store.codec import purged
+from tests.support import Answer, Api, Background
+
+SPACE = "crash"
+JOBS = f"/v1/spaces/{SPACE}/jobs"
+HOOK = "https://hooks.example.com/emit"
+MINUTE_MS = 60_000
+DAY_MS = 86_400_000
+
+WRITES = frozenset(
+    {
+        "put_item",
+        "update_item",
+        "delete_item",
+        "transact_write_items",
+        "batch_write_item",
+        "put_object",
+        "delete_object",
+    }
+)
+
+ALLOWED_TO_STAY = {
+    "T": "tokens: an admin revokes them",
+    "SPACES": "the list of spaces the clock walks: a space outlives its jobs",
+    "S#": "a space's settings, job names and in-flight count: a space outlives its jobs",
+}
+"""What may stay in the table after every job is gone, and why. Everything else (jobs,
+side items, lines, events, keys, deliveries, lease buckets) must have been removed by
+the clock, the stream or TTL. S3 objects that no job item names (a value written by a
+process that died before the job item that would point at it) are left to the bucket's
+lifecycle rule (`infra/constants.py` BLOB_EXPIRY_DAYS) by design; an object a job named
+must go with its job."""
+
+
+class Killed(BaseException):
+    """The process died. A BaseException, so no `except Exception` in the service can catch
+    it and carry on as a surviving process would."""
+
+
+def describe(method: str, kwargs: dict[str, Any]) -> str:
+    """A short name for one write: the call and the kind of item (or object) it touches."""
+    if method in ("put_object", "delete_object"):
+        place = str(kwargs["Key"]).rsplit("/", 1)[-1]
+        return f"s3{method.removesuffix('_object')}-{place}"
+    if method == "transact_write_items":
+        kinds = [_kind(next(iter(action.values()))) for action in kwargs["TransactItems"]]
+        return "transact-" + "+".join(kinds)
+    if method == "batch_write_item":
+        [requests] = kwargs["RequestItems"].values()
+        verb = "batchput" if "PutRequest" in requests[0] else "batchdelete"
+        first = requests[0].get("PutRequest", {}).get("Item") or requests[0]["DeleteRequest"]["Key"]
+        return f"{verb}-{_kind({'Item': first})}"
+    verb = method.removesuffix("_item")
+    return f"{verb}-{_kind(kwargs)}"
+
+
+def _kind(params: dict[str, Any]) -> str:
+    key = params.get("Item") or params["Key"]
+    pk, sk = key["pk"]["S"], key["sk"]["S"]
+    prefix = pk.split("#", 1)[0]
+    if prefix == "S":
+        return "S." + sk.split("#", 1)[0]
+    if prefix == "B":
+        return "B." + sk
+    return prefix
+
+
+@dataclass
+class Fired:
+    n: int
+    when: str
+    write: str
+
+
+class Faults:
+    """Counts the writes made through the clients it wraps, and kills the process at one."""
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+        self.at: int | None = None
+        self.when = "after"
+        self.dead = False
+        self.fired: Fired | None = None
+
+    def arm(self, n: int | None, when: str = "after") -> None:
+        """Start counting an operation's writes; kill at the n-th (None: never)."""
+        assert when in ("before", "after")
+        self.log, self.at, self.when, self.dead = [], n, when, False
+
+    def revive(self) -> None:
+        """A new process: writes go through again, and nothing more is killed."""
+        self.at, self.dead = None, False
+
+    def write(self, method: str, kwargs: dict[str, Any], call: Callable[[], Any]) -> Any:
+        if self.dead:
+            raise Killed(f"dead process tried {method}")
+        self.log.append(describe(method, kwargs))
+        n = len(self.log)
+        if n != self.at:
+            return call()
+        self.dead = True
+        self.fired = Fired(n, self.when, self.log[-1])
+        if self.when == "after":
+            with contextlib.suppress(Exception):  # e.g. a condition that failed: nothing applied
+                call()  # DynamoDB applied it; the answer never arrives
+        raise Killed(f"killed {self.when} write {n} ({self.log[-1]})")
+
+
+class Wrapped:
+    """A client whose writes go through `Faults`; everything else passes straight on."""
+
+    def __init__(self, client: Any, faults: Faults) -> None:
+        self._client = client
+        self._faults = faults
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._client, name)
+        if name not in WRITES:
+            return attr
+
+        def call(**kwargs: Any) -> Any:
+            return self._faults.write(name, kwargs, lambda: attr(**kwargs))
+
+        return call
+
+
+@dataclass
+class Receiver:
+    """A callback target that counts: every POST, and what it answered."""
+
+    fail_next: int = 0
+    calls: list[tuple[str, int]] = field(default_factory=list)
+    """(job id, status answered) per POST, in order."""
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        job_id = json.loads(request.content)["jobId"]
+        status = 204
+        if self.fail_next:
+            self.fail_next -= 1
+            status = 500
+        self.calls.append((job_id, status))
+        return httpx.Response(status)
+
+    def successes(self) -> Counter[str]:
+        return Counter(job_id for job_id, status in self.calls if 200 <= status < 300)
+
+
+@dataclass
+class World:
+    """One fresh service and what its clients saw."""
+
+    rt: Runtime
+    api: Api
+    bg: Background
+    clock: ManualClock
+    receiver: Receiver
+    faults: Faults
+    handed: list[tuple[str, int]] = field(default_factory=list)
+    """Every (job id, attempt) a claim answer handed to a worker."""
+    held: list[tuple[str, int]] = field(default_factory=list)
+    """Attempts the scenario's workers still hold: they finish them when the world settles."""
+    answered: set[str] = field(default_factory=set)
+    """Every job id a create answered."""
+    one_per_key: set[str] = field(default_factory=set)
+    """Keys used by creates: each must end with exactly one job."""
+    errors: list[str] = field(default_factory=list)
+    """Every answer of 500: once the crashed process is gone, everything must work."""
+    repeat_allowed: set[str] = field(default_factory=set)
+    """Jobs whose callback succeeded just before the crash, before its result was recorded:
+    the README allows that one try to be repeated."""
+    final: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Every job item seen, as last seen: at the end, once every job has finished (and,
+    for jobs retention removed earlier, just before TTL removed them)."""
+
+    # -- what clients do ------------------------------------------------------
+
+    def request(self, method: str, path: str, body: Any = None) -> Answer:
+        answer = self.api.request(method, path, body)
+        if answer.status >= 500:
+            self.errors.append(f"{method} {path} answered {answer.status}: {answer.body}")
+        return answer
+
+    def create(self, body: Any) -> Answer:
+        answer = self.request("POST", JOBS, body)
+        if answer.status == 200:
+            jobs = answer.body.get("jobs", [answer.body])
+            self.answered.update(j["id"] for j in jobs)
+        for job in body.get("jobs", [body]) if isinstance(body, dict) else body:
+            if job.get("key") is not None:
+                self.one_per_key.add(job["key"])
+        return answer
+
+    def claim(self, count: int, **options: Any) -> list[dict[str, Any]]:
+        answer = self.request("POST", f"{JOBS}:claim", {"count": count, **options})
+        jobs: list[dict[str, Any]] = answer.body["jobs"] if answer.status == 200 else []
+        for job in jobs:
+            self.handed.append((job["id"], job["attempt"]))
+            self.held.append((job["id"], job["attempt"]))
+        return jobs
+
+    def report(self, job_id: str, attempt: int, **parts: Any) -> Answer:
+        answer = self.request("POST", f"{JOBS}:report", {"id": job_id, "attempt": attempt, **parts})
+        finishing = {"complete", "fail", "release"} & parts.keys()
+        if finishing and (job_id, attempt) in self.held:
+            self.held.remove((job_id, attempt))
+        return answer
+
+    def cancel(self, ids: list[str]) -> Answer:
+        return self.request("POST", f"{JOBS}:cancel", ids)
+
+    # -- what runs without a request -------------------------------------------
+
+    def stream_invoke(self, records: list[dict[str, Any]]) -> None:
+        """One invocation of the stream function with these records, as Lambda makes it."""
+        handler("stream_handler")({"Records": records}, LambdaContext("stream_handler", 300, 512))
+
+    def tick_invoke(self) -> None:
+        """One invocation of the clock function (without reading the stream first)."""
+        tick(MINUTE_MS)
+
+    # -- the crash -------------------------------------------------------------
+
+    def crash(self, step: Callable[[], object], n: int, when: str) -> None:
+        """Run `step`, killed at its n-th write; then a new process."""
+        self.faults.arm(n, when)
+        with contextlib.suppress(Killed):
+            step()
+        fired = self.faults.fired
+        assert fired is not None and fired.n == n, f"the operation made fewer than {n} writes"
+        self.faults.revive()
+        # A callback the receiver took, whose success the crash kept from being recorded,
+        # may be sent once more (README, Callbacks: "a crash in the middle of a try").
+        for job_id in self.receiver.successes():
+            delivery = self.rt.deliveries.get(SPACE, job_id)
+            if delivery is not None and delivery.get("state") != "DELIVERED":
+                self.repeat_allowed.add(job_id)
+
+    def count(self, step: Callable[[], object]) -> list[str]:
+        """The writes `step` makes when nothing fails."""
+        self.faults.arm(None)
+        step()
+        log = list(self.faults.log)
+        self.faults.revive()
+        return log
+
+    # -- to the end --------------------------------------------------------------
+
+    def settle(self, *, rounds: int = 12) -> None:
+        """Workers finish what they hold, then claim and complete everything; the stream and
+        the clock run, time passes beyond every lease and callback retry; until every job
+        has finished and no callback is pending. Then time passes beyond retention, TTL
+        removes the finished jobs, and the stream and the clock clean up after them."""
+        self.bg.stream()
+        for job_id, attempt in list(self.held):
+            self.report(job_id, attempt, complete={"result": "done"})
+        for _ in range(rounds):
+            while jobs := self.claim(100):
+                for job in jobs:
+                    self.report(job["id"], job["attempt"], complete={"result": "done"})
+            self.bg.stream()
+            if not self._unfinished():
+                break
+            self.clock.advance(6 * MINUTE_MS)  # past the 5-minute default lease and every retry wait
+            self.tick_invoke()
+        self.observe()
+        self.read_journals()
+        self.clock.advance(31 * DAY_MS)  # past both retentions and a callback's day of tries
+        self.tick_invoke()
+        self.expire_ttl()
+        self.bg.stream()
+
+    def read_journals(self, *, most_pages: int = 20) -> None:
+        """Read every job's lines and events as a client pages through them: each listing
+        must come to its end (a `null` cursor), whatever a crash lost."""
+        for item in self.items("J#"):
+            if purged(item, self.clock.now_ms()):
+                continue  # gone for every read already
+            job_id = item["sk"]
+            for kind, count in (("lines", "lineCount"), ("events", "eventCount")):
+                if not item.get(count) or item["status"] in ("PENDING", "RUNNING"):
+                    continue
+                cursor = None
+                for _ in range(most_pages):
+                    query = {"cursor": cursor} if cursor is not None else {}
+                    answer = self.api.get(f"{JOBS}/{job_id}/{kind}", query=query)
+                    assert answer.status == 200, answer
+                    page = answer.body
+                    if page["cursor"] is None:
+                        break
+                    if page["cursor"] == cursor:
+                        self.errors.append(f"job {job_id}: its {kind} never end (cursor {cursor} again)")
+                        break
+                    cursor = page["cursor"]
+
+    def observe(self) -> None:
+        """Note every job item as it stands now."""
+        self.final |= {item["sk"]: item for item in self.items("J#")}
+
+    def expire_ttl(self) -> None:
+        """DynamoDB's TTL, after noting the jobs it is about to remove."""
+        self.observe()
+        self.bg.expire_ttl()
+
+    def _unfinished(self) -> bool:
+        return any(
+            item.get("status") in ("PENDING", "RUNNING") or item.get("state") == "PENDING"
+            for item in self.items()
+            if item["pk"].startswith(("J#", "C#"))
+        )
+
+    def items(self, prefix: str = "") -> list[dict[str, Any]]:
+        """Every item of the table whose pk starts with `prefix` (a scan: tests only)."""
+        found: list[dict[str, Any]] = []
+        start = None
+        while True:
+            params: dict[str, Any] = {"TableName": self.rt.table}
+            if start:
+                params["ExclusiveStartKey"] = start
+            answer = self.rt.dynamodb.scan(**params)
+            found += [dynamo.deserialize(i) for i in answer.get("Items", [])]
+            start = answer.get("LastEvaluatedKey")
+            if not start:
+                return [i for i in found if i["pk"].startswith(prefix)]
+
+    def objects(self) -> list[str]:
+        listed = self.rt.s3.list_objects_v2(Bucket=self.rt.bucket)
+        return sorted(o["Key"] for o in listed.get("Contents", []))
+
+    # -- what must hold ------------------------------------------------------------
+
+    def problems(self) -> list[str]:
+        """Every broken promise, in words. (The space's in-flight count is not checked: it
+        can drift under faults, which issue 10, flow control, fixes by bringing every count
+        inside its transition.)"""
+        found = list(self.errors)
+        final = self.final
+        left = self.items()
+        listed = {(i["pk"], i["sk"]) for i in left if i["pk"].startswith("S")}
+        for job_id in sorted(self.answered - final.keys()):
+            found.append(f"job {job_id} was answered to a client but does not exist: lost")
+        for job_id, item in sorted(final.items()):
+            if item["status"] not in ("COMPLETED", "FAILED", "CANCELLED"):
+                found.append(f"job {job_id} is stuck {item['status']} (attempt {item['attempt']})")
+            if not self._findable(item, listed):
+                found.append(f"job {job_id}: its space or name is not listed: the clock never finds it")
+        keyed = Counter(item["key"] for item in final.values() if "key" in item)
+        for key in sorted(self.one_per_key):
+            if keyed[key] != 1:
+                found.append(f"key {key!r} ended with {keyed[key]} jobs, not exactly one")
+        for (job_id, attempt), times in sorted(Counter(self.handed).items()):
+            if times > 1:
+                found.append(f"job {job_id} attempt {attempt} was handed out {times} times")
+        found += self._callback_problems()
+        found += self._leftovers(left)
+        return found
+
+    def _findable(self, item: dict[str, Any], listed: set[tuple[str, str]]) -> bool:
+        space = item["pk"].split("#")[1]
+        return ("SPACES", space) in listed and (f"S#{space}", f"name#{item['name']}") in listed
+
+    def _callback_problems(self) -> list[str]:
+        found = []
+        successes = self.receiver.successes()
+        for job_id, item in sorted(self.final.items()):
+            if "callback" not in item or item["status"] in ("PENDING", "RUNNING"):
+                continue
+            most = 2 if job_id in self.repeat_allowed else 1
+            if successes[job_id] == 0:
+                found.append(f"job {job_id} finished {item['status']} but its callback never arrived")
+            elif successes[job_id] > most:
+                found.append(f"job {job_id}'s callback succeeded {successes[job_id]} times")
+        for job_id in sorted(successes.keys() - self.final.keys()):
+            found.append(f"a callback for job {job_id}, which never finished, succeeded")
+        return found
+
+    def _leftovers(self, left: list[dict[str, Any]]) -> list[str]:
+        found = []
+        for item in left:
+            pk = item["pk"]
+            if not any(pk == allowed or pk.startswith(allowed) for allowed in ALLOWED_TO_STAY):
+                found.append(f"left behind: {pk} / {item['sk']}")
+        named = set()
+        for item in self.final.values():
+            for name in ("payload", "result", "error"):
+                kind, _, place = str(item.get(f"{name}Ref") or "").partition(":")
+                if kind == "s3":
+                    named.add(f"{SPACE}/{item['sk']}/{place or name}")
+        found += [f"left behind in S3: {key}" for key in self.objects() if key in named]
+        return found
+
+
+class Service:
+    """One embedded AWS (moto) for many worlds: its clients are slow to make (a tenth of a
+    second each), an empty table and bucket quick."""
+
+    def __init__(self) -> None:
+        local_environment()
+        self.clients = {
+            name: boto3.client(name, region_name=REGION)  # type: ignore[call-overload]
+            for name in ("dynamodb", "dynamodbstreams", "s3")
+        }
+
+    def client(self, name: str, **_: Any) -> Any:
+        return self.clients[name]
+
+    def empty(self) -> None:
+        """Forget the last world: its table (with its stream) and its bucket."""
+        ddb, s3 = self.clients["dynamodb"], self.clients["s3"]
+        if TABLE in ddb.list_tables()["TableNames"]:
+            ddb.delete_table(TableName=TABLE)
+        if BUCKET in [b["Name"] for b in s3.list_buckets().get("Buckets", [])]:
+            for listed in s3.list_objects_v2(Bucket=BUCKET).get("Contents", []):
+                s3.delete_object(Bucket=BUCKET, Key=listed["Key"])
+            s3.delete_bucket(Bucket=BUCKET)
+
+
+@contextlib.contextmanager
+def embedded_aws() -> Iterator[Service]:
+    with mock_aws():
+        yield Service()
+
+
+@contextlib.contextmanager
+def world(service: Service) -> Iterator[World]:
+    """A fresh service: an empty table and bucket, an admin token, a receiver for callbacks."""
+    service.empty()
+    clock = ManualClock()
+    with mock.patch("boto3.client", service.client):
+        rt = build_runtime(clock=clock, queue_config=QueueConfig(max_wait_ms=0))
+        bg = Background(rt)
+    install(rt)
+    try:
+        token = str(rt.tokens.mint(NewToken(scopes=["admin"], name="crash harness"))["token"])
+        receiver = Receiver()
+        rt.dispatcher.http = httpx.Client(transport=httpx.MockTransport(receiver))
+        faults = Faults()
+        rt.dynamodb = rt.db.client = Wrapped(rt.db.client, faults)
+        rt.s3 = rt.blobs.s3 = Wrapped(rt.blobs.s3, faults)
+        yield World(rt, Api(token), bg, clock, receiver, faults)
+    finally:
+        install(None)
