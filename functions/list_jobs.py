@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aws_lambda_powertools.event_handler import Response
 
-from shared import limits
+from shared import answers, limits, render
 from shared.errors import InvalidArgument
 from shared.http import authorize, entrypoint, make_app, ok, query, query_int
 from shared.machine import JobStatus
@@ -26,7 +26,7 @@ def list_jobs(space: str) -> Response:
         limit=query_int(app, "limit", default=100, low=1, high=limits.MAX_LIST_LIMIT),
         cursor=query(app, "cursor"),
     )
-    return ok(page)
+    return ok(render.answer(answers.JobPage, page))
 
 
 lambda_handler = entrypoint(app)
