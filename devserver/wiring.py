@@ -129,7 +129,9 @@ def build_runtime(
         s3=Serialized(s3, threading.Lock()),
         table=TABLE,
         bucket=BUCKET,
-        queue_config=queue_config or QueueConfig(max_wait_ms=60_000),
+        # EMIT_MAX_WAIT_MS, as on AWS: how long a claim may wait (the fuzz tests set it to 0).
+        queue_config=queue_config
+        or QueueConfig(max_wait_ms=int(os.environ.get("EMIT_MAX_WAIT_MS", "60000"))),
         settings_cache_ms=settings_cache_ms,
         dev_token=dev_token,
         # Locally a callback receiver on 127.0.0.1 is the point; on AWS it is refused.

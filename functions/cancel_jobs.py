@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aws_lambda_powertools.event_handler import Response
 
+from shared import answers, render
 from shared.http import authorize, body, entrypoint, make_app, ok
 from shared.runtime import runtime
 from shared.schema import ids_in
@@ -14,7 +15,8 @@ app = make_app()
 @app.post("/v1/spaces/<space>/jobs:cancel")
 def cancel_jobs(space: str) -> Response:
     authorize(app, "admin", space)
-    return ok({"outcomes": runtime().queue.cancel(space, ids_in(body(app)))})
+    outcomes = runtime().queue.cancel(space, ids_in(body(app)))
+    return ok(render.answer(answers.Outcomes, {"outcomes": outcomes}))
 
 
 lambda_handler = entrypoint(app)

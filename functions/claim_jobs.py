@@ -5,6 +5,7 @@ from __future__ import annotations
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.metrics import MetricUnit
 
+from shared import answers, render
 from shared.http import authorize, body, entrypoint, make_app, ok
 from shared.observability import metrics
 from shared.runtime import runtime
@@ -21,7 +22,7 @@ def claim_jobs(space: str) -> Response:
         space, count=request.count, names=request.names, wait_ms=request.waitMs, lease_ms=request.leaseMs
     )
     metrics.add_metric("JobsClaimed", MetricUnit.Count, len(jobs))
-    return ok({"jobs": jobs})
+    return ok(render.answer(answers.ClaimedJobs, {"jobs": jobs}))
 
 
 lambda_handler = entrypoint(app)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.metrics import MetricUnit
 
+from shared import answers
 from shared.http import authorize, body, entrypoint, make_app, ok
 from shared.observability import metrics
 from shared.runtime import runtime
@@ -19,8 +20,8 @@ def create_jobs(space: str) -> Response:
     jobs, batch = jobs_in(body(app))
     outcomes = runtime().queue.create(space, jobs, batch=batch)
     metrics.add_metric("JobsCreated", MetricUnit.Count, sum(o.new for o in outcomes))
-    rendered = [{"id": o.id, "outcome": "NEW" if o.new else "DUPLICATE"} for o in outcomes]
-    return ok({"jobs": rendered} if batch else rendered[0])
+    created = [answers.Created(id=o.id, outcome="NEW" if o.new else "DUPLICATE") for o in outcomes]
+    return ok(answers.CreatedBatch(jobs=created).shown() if batch else created[0].shown())
 
 
 lambda_handler = entrypoint(app)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aws_lambda_powertools.event_handler import Response
 
+from shared import answers, render
 from shared.http import authorize, body, entrypoint, make_app, ok
 from shared.runtime import runtime
 from shared.schema import NewToken, parse
@@ -14,7 +15,8 @@ app = make_app()
 @app.post("/v1/tokens")
 def create_token() -> Response:
     authorize(app, "admin")
-    return ok(runtime().tokens.mint(parse(NewToken, body(app))), status=201)
+    minted = runtime().tokens.mint(parse(NewToken, body(app)))
+    return ok(render.answer(answers.MintedToken, minted), status=201)
 
 
 lambda_handler = entrypoint(app)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aws_lambda_powertools.event_handler import Response
 
+from shared import answers, render
 from shared.http import authorize, entrypoint, make_app, ok
 from shared.runtime import runtime
 
@@ -13,7 +14,7 @@ app = make_app()
 @app.get("/v1/spaces/<space>")
 def get_space(space: str) -> Response:
     authorize(app, "admin", space)
-    return ok(runtime().settings.describe(space))
+    return ok(render.answer(answers.Space, runtime().settings.describe(space)))
 
 
 lambda_handler = entrypoint(app)

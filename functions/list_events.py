@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aws_lambda_powertools.event_handler import Response
 
-from shared import limits
+from shared import answers, limits, render
 from shared.http import authorize, entrypoint, make_app, ok, query, query_int
 from shared.runtime import runtime
 
@@ -15,7 +15,8 @@ app = make_app()
 def list_events(space: str, job_id: str) -> Response:
     authorize(app, "read", space)
     limit = query_int(app, "limit", default=100, low=1, high=limits.MAX_LIST_LIMIT)
-    return ok(runtime().queue.events(space, job_id, cursor=query(app, "cursor"), limit=limit))
+    page = runtime().queue.events(space, job_id, cursor=query(app, "cursor"), limit=limit)
+    return ok(render.answer(answers.EventPage, page))
 
 
 lambda_handler = entrypoint(app)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 from aws_lambda_powertools.event_handler import Response
 
-from shared import limits
+from shared import answers, limits, render
 from shared.errors import InvalidArgument
 from shared.http import authorize, entrypoint, make_app, ok, query, query_int
 from shared.machine import JobStatus
 from shared.runtime import runtime
+from shared.schema import NAME_PATTERN
 
 app = make_app()
 
@@ -19,14 +22,17 @@ def list_jobs(space: str) -> Response:
     status = query(app, "status")
     if status is not None and status not in JobStatus.__members__:
         raise InvalidArgument(f"status: must be one of {', '.join(JobStatus.__members__)}")
+    name = query(app, "name")
+    if name is not None and not re.fullmatch(NAME_PATTERN, name):
+        raise InvalidArgument("name: must be 1-128 of A-Z a-z 0-9 . _ : -")
     page = runtime().queue.list(
         space,
         status=JobStatus(status) if status else None,
-        name=query(app, "name"),
+        name=name,
         limit=query_int(app, "limit", default=100, low=1, high=limits.MAX_LIST_LIMIT),
         cursor=query(app, "cursor"),
     )
-    return ok(page)
+    return ok(render.answer(answers.JobPage, page))
 
 
 lambda_handler = entrypoint(app)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aws_lambda_powertools.event_handler import Response
 
+from shared import answers, render
 from shared.http import authorize, body, entrypoint, make_app, ok
 from shared.runtime import runtime
 from shared.schema import reports_in
@@ -14,7 +15,8 @@ app = make_app()
 @app.post("/v1/spaces/<space>/jobs:report")
 def report_jobs(space: str) -> Response:
     authorize(app, "work", space)
-    return ok({"outcomes": runtime().queue.report(space, reports_in(body(app)))})
+    outcomes = runtime().queue.report(space, reports_in(body(app)))
+    return ok(render.answer(answers.Outcomes, {"outcomes": outcomes}))
 
 
 lambda_handler = entrypoint(app)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aws_lambda_powertools.event_handler import Response
 
+from shared import answers, render
 from shared.http import authorize, body, entrypoint, make_app, ok
 from shared.runtime import runtime
 from shared.schema import SettingsPatch, parse
@@ -14,7 +15,8 @@ app = make_app()
 @app.patch("/v1/spaces/<space>")
 def update_space(space: str) -> Response:
     authorize(app, "admin", space)
-    return ok(runtime().settings.patch(space, parse(SettingsPatch, body(app))))
+    space_now = runtime().settings.patch(space, parse(SettingsPatch, body(app)))
+    return ok(render.answer(answers.Space, space_now))
 
 
 lambda_handler = entrypoint(app)

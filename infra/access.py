@@ -92,6 +92,8 @@ ACCESS: Mapping[str, Access] = {
     "create_token": Access(_set("GetItem", "PutItem"), tokens_only=True),
     "list_tokens": Access(_set("GetItem", "Query"), tokens_only=True),
     "revoke_token": Access(_set("GetItem", "DeleteItem"), tokens_only=True),
+    # The OpenAPI document is built from the code: no token to check, no data at all.
+    "get_openapi": Access(_set()),
     # A job finished with a callback: the delivery item (PutItem), the job, its values and the
     # space's secret (GetItem, BatchGetItem, S3), the attempt's hold and result (UpdateItem).
     # A job removed by retention: its lines and events (Query, BatchWriteItem), side items,

@@ -19,6 +19,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 
 from shared import wire
+from shared.answers import Error, Exhausted
 from shared.auth import Caller
 from shared.errors import EmitError, InvalidArgument, ResourceExhausted
 from shared.observability import logger, metrics, tracer
@@ -70,14 +71,16 @@ def make_app() -> HttpApp:
         body: dict[str, Any] = {"code": error.code, "message": error.message}
         headers: dict[str, str] = {}
         if isinstance(error, ResourceExhausted):
-            body["retryAfterMs"] = error.retry_after_ms
+            body = Exhausted.model_validate({**body, "retryAfterMs": error.retry_after_ms}).shown()
             headers["Retry-After"] = str(max(1, math.ceil(error.retry_after_ms / 1000)))
+        else:
+            body = Error.model_validate(body).shown()
         return Response(error.status, content_types.APPLICATION_JSON, wire.text(body), headers=headers)
 
     @app.exception_handler(Exception)
     def _unexpected(error: Exception) -> Response:
         logger.exception("unexpected error", extra={"action": "request"})
-        body = {"code": "Internal", "message": "internal error; it has been logged"}
+        body = Error(code="Internal", message="internal error; it has been logged").shown()
         return Response(500, content_types.APPLICATION_JSON, wire.text(body))
 
     return app

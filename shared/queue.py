@@ -540,10 +540,10 @@ class Queue:
     def get(self, space: str, job_id: str) -> dict[str, Any]:
         item = self._item(space, job_id)
         job = self.jobs.load(space, item)
-        rendered = render.job(job)
+        delivery = None
         if job.callback is not None and job.status.is_final:
-            rendered["callback"]["delivery"] = render.delivery(self.deliveries.get(space, job_id))
-        return rendered
+            delivery = render.delivery(self.deliveries.get(space, job_id))
+        return render.job(job, delivery=delivery)
 
     def list(
         self, space: str, *, status: JobStatus | None, name: str | None, limit: int, cursor: str | None

@@ -1,15 +1,28 @@
-"""Jobs as the API shows them: upper-case statuses, times in ms, secrets never."""
+"""Jobs as the API shows them: upper-case statuses, times in ms, secrets never.
+
+Every answer is built through its model in `shared.answers` (model -> dict), the same
+models the OpenAPI document is generated from.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
+from shared import answers
 from shared.machine import Job, JobStatus
 
+A = TypeVar("A", bound=answers.Answer)
 
-def job(j: Job, *, bodies: bool = True) -> dict[str, Any]:
+
+def answer(model: type[A], data: dict[str, Any]) -> dict[str, Any]:
+    """`data` as `model` shows it: checked against the model (an answer the document does
+    not describe fails here, in the tests, rather than at a client), keys kept as given."""
+    return model.model_validate(data).shown()
+
+
+def job(j: Job, *, bodies: bool = True, delivery: answers.Delivery | None = None) -> dict[str, Any]:
     """The job resource; `bodies=False` leaves out payload and result (list pages)."""
-    out: dict[str, Any] = {
+    fields: dict[str, Any] = {
         "id": j.id,
         "space": j.space,
         "name": j.name,
@@ -19,58 +32,60 @@ def job(j: Job, *, bodies: bool = True) -> dict[str, Any]:
         "maxAttempts": j.max_attempts,
         "timeoutMs": j.timeout_ms,
         "backoffMs": j.backoff.base_ms,
-        "backoff": {"kind": j.backoff.kind, "maxMs": j.backoff.max_ms, "jitter": j.backoff.jitter},
+        "backoff": answers.Backoff(kind=j.backoff.kind, maxMs=j.backoff.max_ms, jitter=j.backoff.jitter),
         "key": j.key,
         "createdAtMs": j.created_at_ms,
         "runAtMs": j.run_at_ms,
         "finishedAtMs": j.finished_at_ms,
-        "progress": {"percent": j.progress.percent, "message": j.progress.message} if j.progress else None,
-        "callback": callback(j),
+        "progress": (
+            answers.Progress(percent=j.progress.percent, message=j.progress.message) if j.progress else None
+        ),
+        "callback": callback(j, delivery),
         "lineCount": j.line_count,
         "eventCount": j.event_count,
     }
     if j.status == JobStatus.PENDING:
-        out["readyAtMs"] = j.ready_at_ms
+        fields["readyAtMs"] = j.ready_at_ms
     if j.status == JobStatus.RUNNING and j.lease_until_ms is not None:
-        out["leaseUntilMs"] = str(j.lease_until_ms)
+        fields["leaseUntilMs"] = str(j.lease_until_ms)
     if j.error is not None and j.status != JobStatus.COMPLETED:
-        out["error"] = j.error
-    if bodies:
-        out["payload"] = j.payload
-        if j.status == JobStatus.COMPLETED:
-            out["result"] = j.result
-    return out
+        fields["error"] = j.error
+    if not bodies:
+        return answers.JobSummary(**fields).shown()
+    fields["payload"] = j.payload
+    if j.status == JobStatus.COMPLETED:
+        fields["result"] = j.result
+    return answers.Job(**fields).shown()
 
 
-def callback(j: Job) -> dict[str, Any] | None:
+def callback(j: Job, delivery: answers.Delivery | None = None) -> answers.Callback | None:
     if j.callback is None:
         return None
     # Header values can carry credentials: only their names are ever shown again.
-    return {"url": j.callback.url, "headers": dict.fromkeys(j.callback.headers, "")}
+    headers = dict.fromkeys(j.callback.headers, "")
+    if delivery is None:
+        return answers.Callback(url=j.callback.url, headers=headers)
+    return answers.Callback(url=j.callback.url, headers=headers, delivery=delivery)
 
 
-def delivery(item: dict[str, Any] | None) -> dict[str, Any]:
+def delivery(item: dict[str, Any] | None) -> answers.Delivery:
     """A finished job's callback delivery: PENDING (until delivered or given up), DELIVERED, GAVE_UP."""
     if item is None:
-        return {"state": "PENDING", "attempts": 0}
+        return answers.Delivery(state="PENDING", attempts=0)
     shown = {"state": item["state"], "attempts": item["attempts"]}
     for field in ("lastStatus", "lastError", "lastAttemptAtMs", "deliveredAtMs"):
         if item.get(field) is not None:
             shown[field] = item[field]
     if item["state"] == "PENDING":
         shown["nextAtMs"] = item["nextAtMs"]
-    return shown
+    return answers.Delivery.model_validate(shown)
 
 
 def claimed(j: Job, payload: Any) -> dict[str, Any]:
-    return {
-        "id": j.id,
-        "attempt": j.attempt,
-        "name": j.name,
-        "payload": payload,
-        "leaseUntilMs": str(j.lease_until_ms),
-    }
+    return answers.Claimed(
+        id=j.id, attempt=j.attempt, name=j.name, payload=payload, leaseUntilMs=str(j.lease_until_ms)
+    ).shown()
 
 
 def rejection(reason: str, message: str) -> dict[str, Any]:
-    return {"rejection": {"reason": reason, "message": message}}
+    return answers.Rejected.model_validate({"rejection": {"reason": reason, "message": message}}).shown()

@@ -18,6 +18,8 @@ class Route:
     """The module in `functions/` whose `lambda_handler` serves it."""
     memory_mb: int = 256
     timeout_s: int = 10
+    public: bool = False
+    """Served without a token (the API's own description); every other route needs one."""
 
 
 # Sizing. 256 MB is the default: a request parses, makes a few DynamoDB calls and renders,
@@ -46,4 +48,6 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/tokens", "create_token"),
     Route("GET", "/v1/tokens", "list_tokens"),
     Route("DELETE", "/v1/tokens/{id}", "revoke_token"),
+    # The OpenAPI document, built once per warm function from the models in shared/.
+    Route("GET", "/v1/openapi.json", "get_openapi", public=True),
 )

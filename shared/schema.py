@@ -348,6 +348,9 @@ def jobs_in(body: Any) -> tuple[list[NewJob], bool]:
 def reports_in(body: Any) -> list[Any]:
     """One report, an array, or {"reports": [...]}; each is validated on its own later."""
     if isinstance(body, dict) and "reports" in body and "id" not in body:
+        extra = sorted(set(body) - {"reports"})
+        if extra:
+            raise InvalidArgument(f"{extra[0]}: is not a known field")
         body = body["reports"]
         if not isinstance(body, list):
             raise InvalidArgument("reports: must be an array")

@@ -7,11 +7,15 @@ import hashlib
 import hmac
 import json
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 from urllib.parse import urlencode
 
+import jsonschema
+
 from devserver import gateway
 from devserver.background import StreamReader, deliver, expire_ttl, tick
+from shared import openapi
 
 
 @dataclass
@@ -25,6 +29,9 @@ class Answer:
 
 
 class Api:
+    check_answers = False
+    """Check every answer against the OpenAPI document (on in tests/api and tests/timers)."""
+
     def __init__(self, token: str | None) -> None:
         self.token = token
 
@@ -51,7 +58,10 @@ class Api:
         )
         answer = gateway.invoke(matched, event)
         text = gateway.response_body(answer)
-        return Answer(answer["statusCode"], answer.get("headers") or {}, json.loads(text) if text else None)
+        shown = Answer(answer["statusCode"], answer.get("headers") or {}, json.loads(text) if text else None)
+        if self.check_answers:
+            check_answer(matched.route.method, matched.route.path, shown)
+        return shown
 
     def get(self, path: str, **kw: Any) -> Answer:
         return self.request("GET", path, **kw)
@@ -67,6 +77,34 @@ class Api:
 
     def as_token(self, token: str | None) -> Api:
         return Api(token)
+
+
+def check_answer(method: str, route: str, answer: Answer) -> None:
+    """Fail unless the OpenAPI document describes `answer`: its status is documented for the
+    route, its headers are there, and its body validates against the schema for that status."""
+    document = openapi.document()
+    responses = document["paths"][route][method.lower()]["responses"]
+    assert str(answer.status) in responses, f"{method} {route}: {answer.status} is not documented: {answer}"
+    described = responses[str(answer.status)]
+    for header in described.get("headers", {}):
+        assert header.lower() in {h.lower() for h in answer.headers}, f"{method} {route}: no {header}"
+    content = described.get("content")
+    if content is None:
+        assert answer.body is None, f"{method} {route}: {answer.status} has no body, but {answer}"
+        return
+    content_type = {k.lower(): v for k, v in answer.headers.items()}.get("content-type", "")
+    assert content_type.split(";")[0] in content, f"{method} {route}: content type {content_type!r}"
+    errors = sorted(_validator(method, route, answer.status).iter_errors(answer.body), key=str)
+    assert not errors, f"{method} {route} {answer.status}: {errors[0].message} at {list(errors[0].path)}"
+
+
+@cache
+def _validator(method: str, route: str, status: int) -> jsonschema.Draft202012Validator:
+    document = openapi.document()
+    described = document["paths"][route][method.lower()]["responses"][str(status)]
+    schema = described["content"]["application/json"]["schema"]
+    # The components ride along, so the document's own `#/components/...` references resolve.
+    return jsonschema.Draft202012Validator({**schema, "components": document["components"]})
 
 
 def check_signature(secret: str, header: str, body: bytes) -> int:

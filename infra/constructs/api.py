@@ -99,7 +99,10 @@ class Api(Construct):
             acknowledge(
                 added,
                 "AwsSolutions-APIG4",
-                "Every function authenticates its caller itself: a bearer token whose hash "
+                "The API's own OpenAPI document is public by design: it holds no data, and "
+                "clients generate their code from it (its function has no data access)."
+                if route.public
+                else "Every function authenticates its caller itself: a bearer token whose hash "
                 "it reads from the table, with per-space scopes (shared/auth.py). A gateway "
                 "authorizer would add a second invocation and a second place for the rules.",
             )

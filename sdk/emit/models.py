@@ -212,7 +212,8 @@ class Event:
 @dataclass(frozen=True)
 class Rejection:
     reason: str
-    """`stale`, `not_running`, `already_finished`, `not_found`, `too_many_events` or `invalid`."""
+    """`stale`, `not_running`, `already_finished`, `not_found`, `too_many_events`, `invalid`
+    or `race`."""
     message: str
 
 

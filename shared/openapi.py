@@ -1,0 +1,297 @@
+"""The API's OpenAPI 3.1 document, generated from the code that serves it.
+
+Paths and methods come from `shared.routes.ROUTES`; request bodies from the pydantic
+models that validate them (`shared.schema`); answers from the models every answer is
+built through (`shared.answers`). Only what no model holds is written here: which
+model each operation takes and answers, and its query parameters.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json_schema
+
+from shared import answers, limits
+from shared.routes import ROUTES, Route
+from shared.schema import (
+    NAME_PATTERN,
+    SPACE_PATTERN,
+    Body,
+    ClaimRequest,
+    NewJob,
+    NewToken,
+    Report,
+    SettingsPatch,
+)
+
+VERSION = "1"
+"""The API's version, as in its paths (`/v1`)."""
+
+REF = "#/components/schemas/{model}"
+
+
+# Envelopes the handlers unpack themselves (`shared.schema.jobs_in`, `reports_in`, `ids_in`);
+# modelled here so the document describes them from the same item models.
+class JobBatch(Body):
+    jobs: Annotated[list[NewJob], Field(min_length=1, max_length=limits.MAX_JOBS_PER_CREATE)]
+
+
+class ReportBatch(Body):
+    reports: Annotated[list[Report], Field(min_length=1, max_length=limits.MAX_REPORTS_PER_REQUEST)]
+
+
+class CancelIds(Body):
+    ids: Annotated[list[str], Field(min_length=1, max_length=limits.MAX_CANCELS_PER_REQUEST)]
+
+
+def _ref(model: type[BaseModel]) -> dict[str, Any]:
+    return {"$ref": REF.format(model=model.__name__)}
+
+
+def _one_or_many(item: type[BaseModel], batch: type[BaseModel], most: int) -> dict[str, Any]:
+    return {
+        "anyOf": [
+            _ref(item),
+            {"type": "array", "items": _ref(item), "minItems": 1, "maxItems": most},
+            _ref(batch),
+        ]
+    }
+
+
+@dataclass(frozen=True)
+class Query:
+    name: str
+    schema: dict[str, Any]
+    description: str
+
+
+LIMIT = Query(
+    "limit",
+    {"type": "integer", "minimum": 1, "maximum": limits.MAX_LIST_LIMIT, "default": 100},
+    "Most entries in the page.",
+)
+CURSOR = Query("cursor", {"type": "string"}, "From the previous page's `cursor`.")
+
+
+@dataclass(frozen=True)
+class Operation:
+    summary: str
+    scope: str | None
+    """The token scope it needs (on all spaces for routes without `{space}`); None: no token."""
+    answer: type[BaseModel] | dict[str, Any] | None
+    """The success answer's model (or schema); None: no body."""
+    errors: tuple[int, ...]
+    body: type[BaseModel] | dict[str, Any] | None = None
+    status: int = 200
+    query: tuple[Query, ...] = ()
+    description: str = ""
+
+
+CLIENT = (400, 401, 403)
+"""Every route with a token, a space or a body can be refused for each."""
+
+OPERATIONS: dict[str, Operation] = {
+    "create_jobs": Operation(
+        'Create one job, an array of jobs, or {"jobs": [...]}',
+        "create",
+        {"anyOf": [_ref(answers.Created), _ref(answers.CreatedBatch)]},
+        (*CLIENT, 429),
+        body=_one_or_many(NewJob, JobBatch, limits.MAX_JOBS_PER_CREATE),
+        description="A batch is validated whole: one invalid job refuses the request and nothing "
+        'is kept. One job answers `Created`; an array or `{"jobs": [...]}` answers `CreatedBatch`.',
+    ),
+    "list_jobs": Operation(
+        "List jobs, newest first",
+        "read",
+        answers.JobPage,
+        CLIENT,
+        query=(
+            Query(
+                "status",
+                {"type": "string", "enum": ["PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"]},
+                "Only jobs in this status.",
+            ),
+            Query("name", {"type": "string", "pattern": NAME_PATTERN}, "Only jobs of this name."),
+            LIMIT,
+            CURSOR,
+        ),
+    ),
+    "get_job": Operation("Read one job", "read", answers.Job, (*CLIENT, 404)),
+    "list_lines": Operation(
+        "Read a job's log lines, in order", "read", answers.LinePage, (*CLIENT, 404), query=(LIMIT, CURSOR)
+    ),
+    "list_events": Operation(
+        "Read a job's events, in order", "read", answers.EventPage, (*CLIENT, 404), query=(LIMIT, CURSOR)
+    ),
+    "claim_jobs": Operation(
+        "Claim up to `count` jobs, waiting up to `waitMs` for work",
+        "work",
+        answers.ClaimedJobs,
+        CLIENT,
+        body=ClaimRequest,
+    ),
+    "report_jobs": Operation(
+        'Report on claimed jobs: one report, an array, or {"reports": [...]}',
+        "work",
+        answers.Outcomes,
+        CLIENT,
+        body=_one_or_many(Report, ReportBatch, limits.MAX_REPORTS_PER_REQUEST),
+        description="Each report is applied on its own and has its own outcome; an invalid report "
+        "in a batch is answered with an `INVALID` rejection. Only when every report is invalid is "
+        "the request refused with `400`.",
+    ),
+    "cancel_jobs": Operation(
+        "Cancel unfinished jobs by id",
+        "admin",
+        answers.Outcomes,
+        CLIENT,
+        body={
+            "anyOf": [
+                {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
+                    "maxItems": limits.MAX_CANCELS_PER_REQUEST,
+                },
+                _ref(CancelIds),
+            ]
+        },
+    ),
+    "get_space": Operation("Read a space's settings", "admin", answers.Space, (*CLIENT, 404)),
+    "update_space": Operation(
+        "Change a space's settings (creates the space)", "admin", answers.Space, CLIENT, body=SettingsPatch
+    ),
+    "create_token": Operation(
+        "Mint a token; its secret is in this answer only",
+        "admin",
+        answers.MintedToken,
+        CLIENT,
+        body=NewToken,
+        status=201,
+    ),
+    "list_tokens": Operation("List tokens, without secrets", "admin", answers.TokenList, (401, 403)),
+    "revoke_token": Operation("Revoke a token", "admin", None, (401, 403, 404), status=204),
+    "get_openapi": Operation("This document", None, {"type": "object"}, ()),
+}
+
+ERROR_TEXT = {
+    400: "A body, field, query parameter or path part breaks a rule; the message names it.",
+    401: "No bearer token, or an unknown or revoked one.",
+    403: "The token lacks the scope, or the space.",
+    404: "No such resource.",
+    429: "The space is at its `maxInFlight`: try again after `retryAfterMs`.",
+    500: "A fault of the service; it is logged, and the message says nothing more.",
+}
+
+
+class _Schemas(GenerateJsonSchema):
+    """Field titles repeat the field names; left out, the document reads more easily."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+
+def _models() -> list[tuple[type[BaseModel], JsonSchemaMode]]:
+    found: list[tuple[type[BaseModel], JsonSchemaMode]] = [
+        (answers.Error, "serialization"),
+        (answers.Exhausted, "serialization"),
+    ]
+    for op in OPERATIONS.values():
+        if isinstance(op.body, type):
+            found.append((op.body, "validation"))
+        if isinstance(op.answer, type):
+            found.append((op.answer, "serialization"))
+    found += [(m, "validation") for m in (NewJob, JobBatch, Report, ReportBatch, CancelIds)]
+    found += [(m, "serialization") for m in (answers.Created, answers.CreatedBatch)]
+    return list(dict.fromkeys(found))
+
+
+def _content(schema: type[BaseModel] | dict[str, Any]) -> dict[str, Any]:
+    return {"application/json": {"schema": _ref(schema) if isinstance(schema, type) else schema}}
+
+
+def _answers(op: Operation) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    success: dict[str, Any] = {"description": op.summary}
+    if op.answer is not None:
+        success["content"] = _content(op.answer)
+    out[str(op.status)] = success
+    for status in (*op.errors, 500):
+        error: dict[str, Any] = {
+            "description": ERROR_TEXT[status],
+            "content": _content(answers.Exhausted if status == 429 else answers.Error),
+        }
+        if status == 429:
+            error["headers"] = {
+                "Retry-After": {
+                    "description": "Whole seconds to wait: `retryAfterMs`, rounded up.",
+                    "required": True,
+                    "schema": {"type": "integer", "minimum": 1},
+                }
+            }
+        out[str(status)] = error
+    return out
+
+
+def _path_parameters(route: Route) -> list[dict[str, Any]]:
+    out = []
+    for name in re.findall(r"\{(\w+)\}", route.path):
+        schema: dict[str, Any] = {"type": "string", "minLength": 1}
+        if name == "space":
+            schema = {"type": "string", "pattern": SPACE_PATTERN}
+        out.append({"name": name, "in": "path", "required": True, "schema": schema})
+    return out
+
+
+def _operation(route: Route) -> dict[str, Any]:
+    op = OPERATIONS[route.function]
+    where = "in the space" if "{space}" in route.path else "on all spaces"
+    needs = f"Needs a token with the `{op.scope}` scope {where}." if op.scope else "Needs no token."
+    out: dict[str, Any] = {
+        "operationId": route.function,
+        "summary": op.summary,
+        "description": " ".join(part for part in (op.description, needs) if part),
+    }
+    parameters = _path_parameters(route) + [
+        {"name": q.name, "in": "query", "required": False, "schema": q.schema, "description": q.description}
+        for q in op.query
+    ]
+    if parameters:
+        out["parameters"] = parameters
+    if op.body is not None:
+        out["requestBody"] = {"required": True, "content": _content(op.body)}
+    out["responses"] = _answers(op)
+    if route.public:
+        out["security"] = []
+    return out
+
+
+@functools.cache
+def document() -> dict[str, Any]:
+    """The whole document; built once per process (a few ms), then served as it is."""
+    _, schemas = models_json_schema(_models(), ref_template=REF, schema_generator=_Schemas)
+    paths: dict[str, dict[str, Any]] = {}
+    for route in ROUTES:
+        paths.setdefault(route.path, {})[route.method.lower()] = _operation(route)
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "emit",
+            "version": VERSION,
+            "summary": "A job queue in your own AWS account.",
+            "description": "Times are Unix milliseconds; fields that hold times end in `Ms`. "
+            'Job ids are ULIDs. Every error is `{"code", "message"}`, and the message '
+            "names the field that is wrong.",
+        },
+        "paths": paths,
+        "components": {
+            "schemas": schemas["$defs"],
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"bearer": []}],
+    }
