@@ -118,7 +118,7 @@ def test_the_api_checks_its_answers_in_these_tests(api: Api) -> None:
 def test_a_finished_job_with_its_callback_delivery_matches_the_document(api: Api, rt: Runtime) -> None:
     """Delivery states are made by the stream and the clock, not by a request."""
     answers = iter([httpx.Response(500), httpx.Response(204)])
-    rt.dispatcher.http = httpx.Client(transport=httpx.MockTransport(lambda _: next(answers)))
+    rt.dispatcher.transport = httpx.MockTransport(lambda _: next(answers))
     bg = Background(rt)
     jobs = "/v1/spaces/hooks/jobs"
     hook = {"url": "https://example.com/hook", "headers": {"X-Key": "secret"}}
