@@ -251,7 +251,10 @@ def _path_parameters(route: Route) -> list[dict[str, Any]]:
 def _operation(route: Route) -> dict[str, Any]:
     op = OPERATIONS[route.function]
     where = "in the space" if "{space}" in route.path else "on all spaces"
-    needs = f"Needs a token with the `{op.scope}` scope {where}." if op.scope else "Needs no token."
+    needs = "Needs no token."
+    if op.scope is not None:
+        holds = "" if op.scope == "admin" else " (or `admin`, which holds every scope)"
+        needs = f"Needs a token with the `{op.scope}` scope{holds} {where}."
     out: dict[str, Any] = {
         "operationId": route.function,
         "summary": op.summary,

@@ -29,8 +29,9 @@ class Answer:
 
 
 class Api:
-    check_answers = False
-    """Check every answer against the OpenAPI document (on in tests/api and tests/timers)."""
+    check_answers = True
+    """Check every answer against the OpenAPI document (`check_answer`): every test through
+    the handlers is then also a test that the document tells the truth."""
 
     def __init__(self, token: str | None) -> None:
         self.token = token

@@ -1,7 +1,7 @@
 """The OpenAPI document: served without a token, valid OpenAPI 3.1, exactly the routes the
-service has, and true of the answers it gives (every answer in tests/api is checked against
-it by tests.support.check_answer; these tests check that check, and the answers that only
-background work makes)."""
+service has, and true of the answers it gives (every answer the tests get through
+tests.support.Api is checked against it by `check_answer`; these tests check that check,
+and the answers that only background work makes)."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def test_the_check_refuses_an_answer_the_document_does_not_describe() -> None:
         )
 
 
-def test_the_api_checks_its_answers_in_these_tests(api: Api) -> None:
+def test_the_tests_check_every_answer(api: Api) -> None:
     assert Api.check_answers and api.check_answers
 
 

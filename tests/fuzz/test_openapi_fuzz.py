@@ -3,8 +3,9 @@
 Each operation gets Schemathesis's coverage cases (each way to break each rule of the
 document) and a fixed number of generated requests, valid and invalid by the document,
 derandomized, so a run is quick and the same each time. Every answer must be documented
-(status code, content type, headers, body schema), none may be a server error, and a
-request the document calls invalid must be refused with a 4xx.
+(status code, content type, headers, body schema), none may be a server error, a
+request the document calls invalid must be refused with a 4xx, and one that succeeded
+must fail without its token, or with a wrong one.
 
 The run's figures (operations, requests, seconds) are printed in the session's summary
 (tests/fuzz/conftest.py).
@@ -24,6 +25,7 @@ from schemathesis import Case, CheckContext, Response
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
+    ignored_auth,
     negative_data_rejection,
     response_headers_conformance,
     response_schema_conformance,
@@ -101,6 +103,7 @@ CHECKS: list[Any] = [
     response_headers_conformance,
     response_schema_conformance,
     invalid_data_refused,
+    ignored_auth,
 ]
 
 
