@@ -22,6 +22,7 @@ PAIRS = [  # SDK model, the document's schema (several for a union), and SDK fie
     (models.Outcome, ["Applied", "Rejected"], {}),
     (models.Rejection, ["Rejection"], {}),
     (models.Claimed, ["Claimed"], {}),
+    (models.WaitingOn, ["WaitingOn"], {}),
     (models.Token, ["Token"], {}),
     # Requests the SDK sends.
     (models.NewJob, ["NewJob"], {}),
