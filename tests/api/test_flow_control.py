@@ -245,6 +245,34 @@ def test_a_delayed_job_is_handed_out_to_the_millisecond_and_never_blocks_due_wor
     assert claim(api) == [after]
 
 
+def test_a_delayed_job_due_now_goes_first_behind_a_deep_due_lane(api: Api, clock: ManualClock) -> None:
+    """Every partition holds more due jobs than a claim reads: the later jobs whose time has
+    come are read apart, and placed by their order."""
+    urgent = create(api, "n", priority=1_000, delayMs=1_000)
+    api.post(JOBS, [{"name": "n"} for _ in range(100)])
+    clock.advance(1_000)
+    assert claim(api) == [urgent]
+
+
+def test_an_idle_name_costs_one_index_query_a_partition(
+    api: Api, rt: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create(api, "busy", delayMs=60_000)
+    index_queries = []
+    query = rt.db.query
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("index"):
+            index_queries.append(kwargs["vals"][":p"])
+        return query(*args, **kwargs)
+
+    monkeypatch.setattr(rt.db, "query", counted)
+    assert claim(api, 10, ["idle", "busy"]) == []
+    assert sorted(index_queries) == sorted(
+        keys.ready_partitions("flow", "idle") + keys.ready_partitions("flow", "busy")
+    )
+
+
 def test_a_job_back_from_a_retry_or_a_release_keeps_its_priority(api: Api, clock: ManualClock) -> None:
     high = create(api, "n", priority=5)
     assert claim(api) == [high]
