@@ -7,7 +7,7 @@ from typing import Any
 from shared.clock import Clock
 from shared.errors import NotFound
 from shared.machine import WAIT_REASONS, WaitReason
-from shared.policy import Policies, Policy
+from shared.policy import Policy, SpacePolicies
 from shared.store.jobs import Census, JobStore
 from shared.store.spaces import SpaceStore
 
@@ -16,11 +16,10 @@ COUNT_CAP = 10_000
 
 
 class Diagnostics:
-    def __init__(self, *, clock: Clock, jobs: JobStore, spaces: SpaceStore, policies: Policies) -> None:
+    def __init__(self, *, clock: Clock, jobs: JobStore, spaces: SpaceStore) -> None:
         self.clock = clock
         self.jobs = jobs
         self.spaces = spaces
-        self.policies = policies
 
     def describe(self, space: str) -> dict[str, Any]:
         """Every name with pending jobs or a policy of its own: its counts, its policy in force,
@@ -33,7 +32,7 @@ class Diagnostics:
         if not items:
             raise NotFound(f"space {space} does not exist")
         now = self.clock.now_ms()
-        policies = self.policies.space(space)
+        policies = SpacePolicies.of(items)  # read just now, with the names: no cache
         own = set(policies.named())
         names = []
         for name in sorted(sk.removeprefix("name#") for sk in items if sk.startswith("name#")):

@@ -80,9 +80,7 @@ class Runtime:
             config=self.queue_config,
             policies=self.policies,
         )
-        self.diagnostics = Diagnostics(
-            clock=self.clock, jobs=self.jobs, spaces=self.space_store, policies=self.policies
-        )
+        self.diagnostics = Diagnostics(clock=self.clock, jobs=self.jobs, spaces=self.space_store)
         self.tokens = Tokens(TokenStore(self.db), self.clock, self.dev_token)
         self.dispatcher = Dispatcher(
             clock=self.clock,
