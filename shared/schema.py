@@ -249,8 +249,8 @@ class PolicyPatch(Body):
     rate: RateSpec | None = None
     perKeyConcurrency: FlowLimit | None = None
     perKeyRate: RateSpec | None = None
-    paused: bool = False
-    """Only true or false."""
+    paused: bool = Field(default=False, json_schema_extra=lambda schema: schema.pop("default", None))
+    """True or false; left out, it keeps its value."""
     agingIntervalMs: Annotated[int, Field(ge=limits.SECOND_MS, le=limits.DAY_MS)] | None = None
 
 
