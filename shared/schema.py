@@ -241,6 +241,11 @@ class RateSpec(Body):
 FlowLimit = Annotated[int, Field(ge=1, le=100_000)]
 
 
+def _without_default(schema: dict[str, Any]) -> None:
+    """A PATCH field left out keeps its value: the document shows no default for it."""
+    schema.pop("default", None)
+
+
 class PolicyPatch(Body):
     """A job name's policy fields to set (or the space's default policy): a field left out
     keeps its value; `null` means no limit (for `agingIntervalMs`: strict priority)."""
@@ -249,7 +254,7 @@ class PolicyPatch(Body):
     rate: RateSpec | None = None
     perKeyConcurrency: FlowLimit | None = None
     perKeyRate: RateSpec | None = None
-    paused: bool = Field(default=False, json_schema_extra=lambda schema: schema.pop("default", None))
+    paused: bool = Field(default=False, json_schema_extra=_without_default)
     """True or false; left out, it keeps its value."""
     agingIntervalMs: Annotated[int, Field(ge=limits.SECOND_MS, le=limits.DAY_MS)] | None = None
 
