@@ -64,14 +64,17 @@ def _set(*names: str) -> frozenset[str]:
 
 # Every endpoint authenticates its caller first: a GetItem of the token item.
 ACCESS: Mapping[str, Access] = {
-    # Settings and a key holder's job (GetItem), the in-flight count (UpdateItem), jobs
-    # and side items in batches, keyed jobs as a two-Put transaction and new job names
-    # (PutItem); payloads too large for DynamoDB go to S3.
-    "create_jobs": Access(_set("GetItem", "PutItem", "UpdateItem", "BatchWriteItem"), puts=_set("payload")),
+    # Settings and a key holder's job (GetItem), the names' policies (Query of the space's
+    # own partition), the in-flight count (UpdateItem), jobs and side items in batches,
+    # keyed jobs as a two-Put transaction and new job names (PutItem); payloads too large
+    # for DynamoDB go to S3.
+    "create_jobs": Access(
+        _set("GetItem", "Query", "PutItem", "UpdateItem", "BatchWriteItem"), puts=_set("payload")
+    ),
     "list_jobs": Access(_set("GetItem", "Query")),
     # The job, then its payload and result from side items or S3 (errors are at most
-    # 4 KiB and never reach S3).
-    "get_job": Access(_set("GetItem", "BatchGetItem"), gets=_set("payload", "result")),
+    # 4 KiB and never reach S3); for a pending job, its name's policy (Query).
+    "get_job": Access(_set("GetItem", "BatchGetItem", "Query"), gets=_set("payload", "result")),
     "list_lines": Access(_set("GetItem", "Query")),
     "list_events": Access(_set("GetItem", "Query")),
     # Job names (Query), candidates from the ready index, the lease bucket (PutItem),
@@ -81,11 +84,22 @@ ACCESS: Mapping[str, Access] = {
         index=_set("Query"),
         gets=_set("payload"),
     ),
-    # Settings and the job (GetItem), the transition (UpdateItem), results and error
-    # side items and log-line pages (BatchWriteItem), events (PutItem), large results to S3.
-    "report_jobs": Access(_set("GetItem", "PutItem", "UpdateItem", "BatchWriteItem"), puts=_set("result")),
+    # Settings and the job (GetItem), the name's policy for a job put back (Query), the
+    # transition (UpdateItem), results and error side items and log-line pages
+    # (BatchWriteItem), events (PutItem), large results to S3.
+    "report_jobs": Access(
+        _set("GetItem", "Query", "PutItem", "UpdateItem", "BatchWriteItem"), puts=_set("result")
+    ),
     "cancel_jobs": Access(_set("GetItem", "UpdateItem")),
     "get_space": Access(_set("GetItem", "Query")),
+    # The space's default and the name's own policy (GetItem).
+    "get_name_policy": Access(_set("GetItem")),
+    # The name listed with its space if new (a two-Put transaction), its policy map set
+    # field by field (UpdateItem), then read back (GetItem).
+    "update_name_policy": Access(_set("GetItem", "PutItem", "UpdateItem")),
+    "reset_name_policy": Access(_set("GetItem", "PutItem", "UpdateItem")),
+    # The space's own partition (Query), each name's ready partitions (the index).
+    "get_diagnostics": Access(_set("GetItem", "Query"), index=_set("Query")),
     # The settings (GetItem, UpdateItem), the space's listing for the clock (PutItem),
     # then the space as GET answers it (Query, GetItem).
     "update_space": Access(_set("GetItem", "Query", "UpdateItem", "PutItem")),
@@ -96,10 +110,10 @@ ACCESS: Mapping[str, Access] = {
     "get_openapi": Access(_set()),
     # A job finished with a callback: the delivery item (PutItem), the job, its values and the
     # space's secret (GetItem, BatchGetItem, S3), the attempt's hold and result (UpdateItem).
-    # A job removed by retention: its lines and events (Query, BatchWriteItem), side items,
-    # S3 objects, key and delivery (DeleteItem).
+    # A job removed by retention: its lines, events and side items (Query, BatchWriteItem),
+    # S3 objects; its key keeps the finish time and its delivery a tombstone (UpdateItem).
     "stream_handler": Access(
-        _set("GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem"),
+        _set("GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem", "BatchWriteItem"),
         gets=_set("payload", "result"),
         deletes=_set("payload", "result"),
     ),

@@ -103,6 +103,18 @@ class Callback(Answer):
     """Once the job has finished (one job's GET only)."""
 
 
+WaitReason = Literal["DELAY", "BACKOFF", "PAUSED", "WORKER"]
+"""Why a pending job is not running, the first that holds in this order: its first time has
+not come (DELAY), it waits before a retry (BACKOFF), its name is paused (PAUSED), or it is
+claimable and no worker has asked for its name (WORKER)."""
+
+
+class WaitingOn(Answer):
+    reason: WaitReason
+    untilMs: int | Omitted = omitted()
+    """DELAY and BACKOFF: when it becomes claimable."""
+
+
 class JobSummary(Answer):
     """A job as a list shows it: everything but its payload and result."""
 
@@ -118,6 +130,9 @@ class JobSummary(Answer):
     backoffMs: int
     backoff: Backoff
     key: str | None
+    priority: int
+    """-1,000 to 1,000, higher first."""
+    concurrencyKey: str | None
     createdAtMs: int
     runAtMs: int
     finishedAtMs: int | None
@@ -138,6 +153,8 @@ class Job(JobSummary):
 
     payload: Any = omitted()
     result: Any = omitted()
+    waitingOn: WaitingOn | Omitted = omitted()
+    """Pending: why it is not running yet."""
 
 
 class JobPage(Answer):
@@ -227,6 +244,69 @@ class SecretSet(Answer):
     set: bool
 
 
+class Rate(Answer):
+    tokens: int
+    intervalMs: int
+
+
+class Policy(Answer):
+    """A policy in force, every field filled in."""
+
+    concurrency: int | None
+    """Jobs of the name running at once; null: no limit."""
+    rate: Rate | None
+    """Hand-outs per interval; null: no limit."""
+    perKeyConcurrency: int | None
+    """Jobs running at once per `concurrencyKey`; null: no limit."""
+    perKeyRate: Rate | None
+    """Hand-outs per interval per `concurrencyKey`; null: no limit."""
+    paused: bool
+    """Nothing of the name is handed out; creates are still accepted."""
+    agingIntervalMs: int | None
+    """How long a wait is worth one step of priority; null: strict priority, then time."""
+
+
+PolicyField = Literal["concurrency", "rate", "perKeyConcurrency", "perKeyRate", "paused", "agingIntervalMs"]
+
+
+class NamePolicy(Answer):
+    """A job name's policy in force: the space's default, with the fields the name sets itself."""
+
+    name: str
+    concurrency: int | None
+    rate: Rate | None
+    perKeyConcurrency: int | None
+    perKeyRate: Rate | None
+    paused: bool
+    agingIntervalMs: int | None
+    overridden: list[PolicyField]
+    """The fields this name sets itself; the others are the space's default."""
+
+
+class NameDiagnostics(Answer):
+    """Where one job name's work stands."""
+
+    name: str
+    pending: int
+    """Pending jobs, claimable or not (at most the cap, see `capped`)."""
+    claimable: int
+    """Pending jobs that a claim for this name could take now, were it not paused."""
+    running: int | None
+    """Running jobs; null until the running count per name is kept (with the concurrency limits)."""
+    capped: bool
+    """A count reached 10,000 and stopped there: `pending` and `claimable` are at least that."""
+    policy: Policy
+    waitingOn: list[WaitReason]
+    """The reasons pending jobs of the name wait now, in the order a job's `waitingOn` takes them."""
+    oldestClaimableAtMs: int | None
+    """When the longest-waiting claimable job became claimable (among those counted)."""
+
+
+class Diagnostics(Answer):
+    names: list[NameDiagnostics]
+    """Every name with unfinished jobs or a policy of its own, by name."""
+
+
 class Space(Answer):
     """A space's settings in force, defaults filled in."""
 
@@ -244,6 +324,8 @@ class Space(Answer):
     webhookSecret: SecretSet
     completedRetentionMs: int
     failedRetentionMs: int
+    policy: Policy
+    """The default policy of the space's job names."""
     inFlight: int
     """Unfinished jobs."""
 

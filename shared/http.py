@@ -13,6 +13,7 @@ import re
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.logging import correlation_paths
@@ -24,9 +25,10 @@ from shared.auth import Caller
 from shared.errors import EmitError, InvalidArgument, ResourceExhausted
 from shared.observability import logger, metrics, tracer
 from shared.runtime import runtime
-from shared.schema import SPACE_PATTERN
+from shared.schema import NAME_PATTERN, SPACE_PATTERN
 
 _SPACE = re.compile(SPACE_PATTERN)
+_NAME = re.compile(NAME_PATTERN)
 
 
 class HttpApp(APIGatewayHttpResolver):
@@ -105,6 +107,14 @@ def authorize(app: APIGatewayHttpResolver, scope: str, space: str | None = None)
     if space is not None and not _SPACE.match(space):
         raise InvalidArgument("space: must be 1-64 of a-z 0-9 - _")
     return tokens.permit(caller, scope, space)
+
+
+def path_name(raw: str) -> str:
+    """A job name from a path part, URL-decoded: 1-128 of A-Z a-z 0-9 . _ : -."""
+    name = unquote(raw)
+    if not _NAME.match(name):
+        raise InvalidArgument("name: must be 1-128 of A-Z a-z 0-9 . _ : -")
+    return name
 
 
 def body(app: APIGatewayHttpResolver) -> Any:

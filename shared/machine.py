@@ -14,6 +14,11 @@ transition that lost a race (another worker, a cancel, a late report) changes no
     running, lease ended ──expire──▶ pending (attempts left) or failed      (the clock)
     pending, claimable for the whole window ──unclaimed──▶ failed          (the clock)
 
+A pending job waits in one of two places (`Place`): *due*, claimable now, kept in its
+order of hand-out; or *later*, not claimable before its ready time (a delay, the wait
+before a retry). Claims take due jobs in order, and merge in the later jobs whose time
+has come, so a delay stays exact while priority decides among what is claimable.
+
 `attempt` counts hand-outs and only ever grows, so a report names the attempt it speaks
 for and a worker that lost its hold can never speak for the next one. `failures`
 counts the attempts that failed (failed reports, expired leases); `max_attempts`
@@ -89,6 +94,41 @@ class Backoff:
         return wait
 
 
+MAX_PRIORITY = 1_000
+"""Priorities run from -MAX_PRIORITY to MAX_PRIORITY, higher first."""
+STRICT_AGING_MS = 100_000_000_000
+"""The interval one priority step is worth under strict priority (`agingIntervalMs: null`):
+about three years, longer than any wait a job can have, so priority decides, then time."""
+ORDER_OFFSET = MAX_PRIORITY * STRICT_AGING_MS
+"""Keeps every order positive (it is written as a fixed-width decimal)."""
+
+
+def hand_out_order(*, ready_at_ms: int, priority: int, aging_ms: int) -> int:
+    """The order of hand-out, smallest first: a job of priority `p` that became claimable
+    at `t` goes as if it had become claimable at `t - p * aging_ms`, so a job that waited
+    long enough goes before a newer one of higher priority and none is starved."""
+    return ready_at_ms - priority * aging_ms + ORDER_OFFSET
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a pending job waits: `due` (claimable now, at `order`) or later (claimable
+    from `ready_at_ms`, its order reckoned by the claim that finds it due)."""
+
+    due: bool
+    ready_at_ms: int
+    order: int | None = None
+
+
+def place(*, ready_at_ms: int, now_ms: int, priority: int, aging_ms: int) -> Place:
+    """Due when its time has come, in order under the aging interval in force now (when it
+    became claimable); else later."""
+    if ready_at_ms <= now_ms:
+        order = hand_out_order(ready_at_ms=ready_at_ms, priority=priority, aging_ms=aging_ms)
+        return Place(due=True, ready_at_ms=ready_at_ms, order=order)
+    return Place(due=False, ready_at_ms=ready_at_ms)
+
+
 @dataclass(frozen=True)
 class Progress:
     percent: float
@@ -133,6 +173,8 @@ class Job:
     finished_at_ms: int | None = None
     purge_at_ms: int | None = None
     key: str | None = None
+    priority: int = 0
+    concurrency_key: str | None = None
     progress: Progress | None = None
     callback: Callback | None = None
     error: str | None = None
@@ -167,6 +209,8 @@ class Transition:
     """Job fields to set; a value of None removes the field."""
     ready_index: Literal["enter", "leave", "keep"] = "keep"
     """Whether the job joins or leaves the set that claims look in."""
+    place: Place | None = None
+    """Where a job that enters that set waits."""
     callback_due_ms: int | None = None
     """Set when the transition finishes the job: a job with a callback is then marked, in
     this same write, where the clock looks for callbacks, due by this time. The stream
@@ -256,9 +300,11 @@ def fail(
     retry_after_ms: int | None,
     rand: float,
     retention: Retention,
+    aging_ms: int,
     guard: Guard | None = None,
 ) -> Transition:
-    """An attempt failed: retry after a wait while attempts are left, else fail for good."""
+    """An attempt failed: retry after a wait while attempts are left, else fail for good.
+    `aging_ms` is the job name's aging interval in force (for the retry's place)."""
     failures = job.failures + 1
     guard = guard or Guard(statuses=RUNNING_ONLY, attempt=job.attempt)
     if unrecoverable or failures >= job.max_attempts:
@@ -272,16 +318,18 @@ def fail(
             has_callback=job.callback is not None,
         )
     wait = retry_after_ms if retry_after_ms is not None else job.backoff.wait_ms(failures, rand)
+    ready = now_ms + wait
     return Transition(
         name="retry",
         guard=guard,
         to=JobStatus.PENDING,
-        changes={"failures": failures, "error": error, "lease_until_ms": None, "ready_at_ms": now_ms + wait},
+        changes={"failures": failures, "error": error, "lease_until_ms": None, "ready_at_ms": ready},
         ready_index="enter",
+        place=place(ready_at_ms=ready, now_ms=now_ms, priority=job.priority, aging_ms=aging_ms),
     )
 
 
-def release(*, attempt: int, now_ms: int) -> Transition:
+def release(*, attempt: int, now_ms: int, priority: int, aging_ms: int) -> Transition:
     """Give the job back unfinished: claimable at once, and the attempt is not counted."""
     return Transition(
         name="release",
@@ -289,13 +337,16 @@ def release(*, attempt: int, now_ms: int) -> Transition:
         to=JobStatus.PENDING,
         changes={"lease_until_ms": None, "ready_at_ms": now_ms},
         ready_index="enter",
+        place=place(ready_at_ms=now_ms, now_ms=now_ms, priority=priority, aging_ms=aging_ms),
     )
 
 
-def give_back(job: Job) -> Transition:
+def give_back(job: Job, *, now_ms: int, aging_ms: int) -> Transition:
     """Undo a claim whose job never reached a worker (its claim's answer was full): pending
     again at the attempt before, ready since it could first run (so still ahead of the jobs
     it was chosen before), as if it had not been claimed."""
+    # Never before its creation: the never-claimed window counts from the ready time.
+    ready = max(job.run_at_ms, job.created_at_ms)
     return Transition(
         name="give_back",
         guard=Guard(statuses=RUNNING_ONLY, attempt=job.attempt),
@@ -303,10 +354,10 @@ def give_back(job: Job) -> Transition:
         changes={
             "attempt": job.attempt - 1,
             "lease_until_ms": None,
-            # Never before its creation: the never-claimed window counts from the ready time.
-            "ready_at_ms": max(job.run_at_ms, job.created_at_ms),
+            "ready_at_ms": ready,
         },
         ready_index="enter",
+        place=place(ready_at_ms=ready, now_ms=now_ms, priority=job.priority, aging_ms=aging_ms),
     )
 
 
@@ -325,7 +376,7 @@ def cancel(*, now_ms: int, retention: Retention) -> Transition:
 LEASE_EXPIRED = "lease expired"
 
 
-def expire(job: Job, *, now_ms: int, rand: float, retention: Retention) -> Transition:
+def expire(job: Job, *, now_ms: int, rand: float, retention: Retention, aging_ms: int) -> Transition:
     """The lease ran out without a report: the attempt counts as failed."""
     guard = Guard(statuses=RUNNING_ONLY, attempt=job.attempt, lease_ended_by_ms=now_ms)
     transition = fail(
@@ -336,6 +387,7 @@ def expire(job: Job, *, now_ms: int, rand: float, retention: Retention) -> Trans
         retry_after_ms=None,
         rand=rand,
         retention=retention,
+        aging_ms=aging_ms,
         guard=guard,
     )
     return dataclasses.replace(transition, name="expire", guard=guard)
@@ -355,6 +407,24 @@ def unclaimed(*, now_ms: int, window_ms: int, retention: Retention) -> Transitio
         ready_index="leave",
         callback_due_ms=now_ms + CALLBACK_GRACE_MS,
     )
+
+
+WaitReason = Literal["DELAY", "BACKOFF", "PAUSED", "WORKER"]
+WAIT_REASONS: tuple[WaitReason, ...] = ("DELAY", "BACKOFF", "PAUSED", "WORKER")
+"""In the order they are looked at: a job waits on the first that holds."""
+
+
+def waiting_on(job: Job, *, now_ms: int, paused: bool) -> tuple[WaitReason, int | None] | None:
+    """Why a pending job is not running (and until when, for a wait on time); None for a
+    job that is not pending. Its first time (DELAY: never handed out yet) or a retry's wait
+    (BACKOFF) comes first, then its name's pause; else it is claimable, and waits for a
+    worker to ask for its name."""
+    if job.status != JobStatus.PENDING:
+        return None
+    ready = job.ready_at_ms if job.ready_at_ms is not None else job.run_at_ms
+    if ready > now_ms:
+        return ("DELAY" if job.attempt == 0 else "BACKOFF"), ready
+    return ("PAUSED" if paused else "WORKER"), None
 
 
 def duration(ms: int) -> str:

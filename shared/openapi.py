@@ -25,6 +25,7 @@ from shared.schema import (
     ClaimRequest,
     NewJob,
     NewToken,
+    PolicyPatch,
     Report,
     SettingsPatch,
 )
@@ -162,6 +163,37 @@ OPERATIONS: dict[str, Operation] = {
             ]
         },
     ),
+    "get_name_policy": Operation(
+        "Read a job name's policy in force",
+        "read",
+        answers.NamePolicy,
+        CLIENT,
+        description="The space's default policy with the fields the name sets itself (`overridden`). "
+        "A name has a policy before its first job.",
+    ),
+    "update_name_policy": Operation(
+        "Set fields of a job name's policy",
+        "admin",
+        answers.NamePolicy,
+        CLIENT,
+        body=PolicyPatch,
+        description="Merges the fields sent; `null` means no limit, or for `agingIntervalMs` strict "
+        "priority. Applies to every claim that follows, within a second.",
+    ),
+    "reset_name_policy": Operation(
+        "Put every field of a job name's policy back to the space's default",
+        "admin",
+        answers.NamePolicy,
+        CLIENT,
+    ),
+    "get_diagnostics": Operation(
+        "Each job name's pending work, policy, and why it waits",
+        "read",
+        answers.Diagnostics,
+        (*CLIENT, 404),
+        description="Every name with pending jobs or a policy of its own. Counts come from the "
+        "ready index, a second behind at most, and stop at 10,000 a name (`capped`).",
+    ),
     "get_space": Operation("Read a space's settings", "admin", answers.Space, (*CLIENT, 404)),
     "update_space": Operation(
         "Change a space's settings (creates the space)", "admin", answers.Space, CLIENT, body=SettingsPatch
@@ -244,6 +276,8 @@ def _path_parameters(route: Route) -> list[dict[str, Any]]:
         schema: dict[str, Any] = {"type": "string", "minLength": 1}
         if name == "space":
             schema = {"type": "string", "pattern": SPACE_PATTERN}
+        elif name == "name":
+            schema = {"type": "string", "pattern": NAME_PATTERN}
         out.append({"name": name, "in": "path", "required": True, "schema": schema})
     return out
 

@@ -18,7 +18,17 @@ from shared.callbacks import TargetPolicy
 from shared.clock import Clock
 from shared.errors import InvalidArgument, NotFound, ResourceExhausted
 from shared.ids import IdGenerator, is_ulid
-from shared.machine import Backoff, Callback, Job, JobStatus, Retention, Transition, refusal
+from shared.machine import (
+    Backoff,
+    Callback,
+    Job,
+    JobStatus,
+    Retention,
+    Transition,
+    place,
+    refusal,
+    waiting_on,
+)
 from shared.machine import cancel as cancel_transition
 from shared.machine import complete as complete_transition
 from shared.machine import fail as fail_transition
@@ -27,6 +37,7 @@ from shared.machine import keep as keep_transition
 from shared.machine import release as release_transition
 from shared.machine import touch as touch_transition
 from shared.observability import logger
+from shared.policy import Policies
 from shared.schema import NewJob, Report, dump_json, parse
 from shared.spaces import Settings, SpaceSettings
 from shared.store.blobs import ITEM_BUDGET, PLACES, Packed, pack, replacing
@@ -65,12 +76,14 @@ class Queue:
         deliveries: DeliveryStore,
         targets: TargetPolicy,
         config: QueueConfig,
+        policies: Policies,
         rand: Callable[[], float] = random.random,
     ) -> None:
         self.clock = clock
         self.jobs = jobs
         self.spaces = spaces
         self.settings = settings
+        self.policies = policies
         self.journal = journal
         self.deliveries = deliveries
         self.targets = targets
@@ -92,9 +105,11 @@ class Queue:
         outcomes: list[Inserted | None] = [None] * len(requests)
         records: list[tuple[int, NewRecord]] = []
         first_with_key: dict[str, str] = {}
+        policies = self.policies.space(space)
         for i, request in enumerate(requests):
             at = f"jobs[{i}]." if batch else ""
-            record = self._new_record(space, request, settings, now, at)
+            aging_ms = policies.get(request.name).aging_ms
+            record = self._new_record(space, request, settings, now, at, aging_ms=aging_ms)
             if request.key is not None and request.key in first_with_key:
                 outcomes[i] = Inserted(first_with_key[request.key], False)
                 continue
@@ -147,7 +162,9 @@ class Queue:
                 remaining.append((i, record))
         return remaining
 
-    def _new_record(self, space: str, request: NewJob, settings: Settings, now: int, at: str) -> NewRecord:
+    def _new_record(
+        self, space: str, request: NewJob, settings: Settings, now: int, at: str, *, aging_ms: int
+    ) -> NewRecord:
         run_at = request.runAtMs if request.runAtMs is not None else now + (request.delayMs or 0)
         if run_at > now + limits.MAX_DELAY_MS:
             raise InvalidArgument(f"{at}runAtMs: must be at most a year ahead ({now + limits.MAX_DELAY_MS})")
@@ -179,10 +196,14 @@ class Queue:
             # the never-claimed window) starts at its creation.
             ready_at_ms=max(run_at, now),
             key=request.key,
+            priority=request.priority,
+            concurrency_key=request.concurrencyKey,
             callback=Callback(request.callback.url, request.callback.headers) if request.callback else None,
         )
-        room = ITEM_BUDGET - approximate_size(job_item(job, {"payloadBytes": len(raw)}))
-        return NewRecord(job, pack(space, job.id, "payload", raw, room=room))
+        assert job.ready_at_ms is not None
+        where = place(ready_at_ms=job.ready_at_ms, now_ms=now, priority=job.priority, aging_ms=aging_ms)
+        room = ITEM_BUDGET - approximate_size(job_item(job, {"payloadBytes": len(raw)}, where))
+        return NewRecord(job, pack(space, job.id, "payload", raw, room=room), where)
 
     def _key_released(self, holder: KeyHold, settings: Settings, now: int) -> bool:
         """A key is held while its job is unfinished, and for the key window after it
@@ -204,15 +225,18 @@ class Queue:
     def claim(
         self, space: str, *, count: int, names: list[str] | None, wait_ms: int, lease_ms: int | None
     ) -> list[dict[str, Any]]:
-        """Hand out up to `count` jobs, oldest first; with `wait_ms`, wait for work to arrive."""
+        """Hand out up to `count` jobs in order of hand-out; with `wait_ms`, wait for work to
+        arrive. Paused names are not looked at."""
         deadline = self.clock.now_ms() + min(wait_ms, self.config.max_wait_ms)
         pause = self.config.poll_ms
         while True:
             now = self.clock.now_ms()
             wanted = sorted(set(names)) if names else self.spaces.names(space)
+            policies = self.policies.space(space)
+            running = {n: policy.aging_ms for n in wanted if not (policy := policies.get(n)).paused}
             claimed = self.jobs.claim(
                 space,
-                wanted,
+                running,
                 count=count,
                 now_ms=now,
                 lease_ms=lease_ms,
@@ -245,7 +269,8 @@ class Queue:
                 continue
             if answer and size + cost > self.config.claim_payload_bytes:
                 with _afterthought(job):
-                    self.jobs.apply(space, job.id, give_back_transition(job))
+                    aging_ms = self.policies.get(space, job.name).aging_ms
+                    self.jobs.apply(space, job.id, give_back_transition(job, now_ms=now, aging_ms=aging_ms))
                 continue
             answer.append(shown)
             size += cost
@@ -264,6 +289,7 @@ class Queue:
                 retry_after_ms=None,
                 rand=0.0,
                 retention=self.settings.get(space).retention,
+                aging_ms=self.policies.get(space, job.name).aging_ms,
             )
             packed = pack(space, job.id, "error", error.encode(), attempt=job.attempt)
             self.jobs.blobs.store([packed])
@@ -420,7 +446,13 @@ class Queue:
                 retry_after_ms=report.fail.retryAfterMs,
             )
         if report.release is not None:
-            return release_transition(attempt=attempt, now_ms=now), {}, None
+            # Read for its priority and name: the job takes its place in the order again.
+            job = self._running_job(space, report, now)
+            aging_ms = self.policies.get(space, job.name).aging_ms
+            release = release_transition(
+                attempt=attempt, now_ms=now, priority=job.priority, aging_ms=aging_ms
+            )
+            return release, {}, None
         if report.touch is not None:
             lease_ms = report.touch.leaseMs
             if lease_ms is None:
@@ -450,6 +482,7 @@ class Queue:
             retry_after_ms=retry_after_ms,
             rand=self.rand(),
             retention=settings.retention,
+            aging_ms=self.policies.get(space, job.name).aging_ms,
         )
         return transition, replacing("error", packed), packed if packed.ref else None
 
@@ -543,7 +576,12 @@ class Queue:
         delivery = None
         if job.callback is not None and job.status.is_final:
             delivery = render.delivery(self.deliveries.get(space, job_id))
-        return render.job(job, delivery=delivery)
+        waiting = None
+        if job.status == JobStatus.PENDING:
+            paused = self.policies.get(space, job.name).paused
+            reason = waiting_on(job, now_ms=self.clock.now_ms(), paused=paused)
+            waiting = render.waiting_on(*reason) if reason else None
+        return render.job(job, delivery=delivery, waiting_on=waiting)
 
     def list(
         self, space: str, *, status: JobStatus | None, name: str | None, limit: int, cursor: str | None

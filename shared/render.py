@@ -20,7 +20,13 @@ def answer(model: type[A], data: dict[str, Any]) -> dict[str, Any]:
     return model.model_validate(data).shown()
 
 
-def job(j: Job, *, bodies: bool = True, delivery: answers.Delivery | None = None) -> dict[str, Any]:
+def job(
+    j: Job,
+    *,
+    bodies: bool = True,
+    delivery: answers.Delivery | None = None,
+    waiting_on: answers.WaitingOn | None = None,
+) -> dict[str, Any]:
     """The job resource; `bodies=False` leaves out payload and result (list pages)."""
     fields: dict[str, Any] = {
         "id": j.id,
@@ -34,6 +40,8 @@ def job(j: Job, *, bodies: bool = True, delivery: answers.Delivery | None = None
         "backoffMs": j.backoff.base_ms,
         "backoff": answers.Backoff(kind=j.backoff.kind, maxMs=j.backoff.max_ms, jitter=j.backoff.jitter),
         "key": j.key,
+        "priority": j.priority,
+        "concurrencyKey": j.concurrency_key,
         "createdAtMs": j.created_at_ms,
         "runAtMs": j.run_at_ms,
         "finishedAtMs": j.finished_at_ms,
@@ -55,6 +63,8 @@ def job(j: Job, *, bodies: bool = True, delivery: answers.Delivery | None = None
     fields["payload"] = j.payload
     if j.status == JobStatus.COMPLETED:
         fields["result"] = j.result
+    if waiting_on is not None:
+        fields["waitingOn"] = waiting_on
     return answers.Job(**fields).shown()
 
 
@@ -89,3 +99,9 @@ def claimed(j: Job, payload: Any) -> dict[str, Any]:
 
 def rejection(reason: str, message: str) -> dict[str, Any]:
     return answers.Rejected.model_validate({"rejection": {"reason": reason, "message": message}}).shown()
+
+
+def waiting_on(reason: str, until_ms: int | None) -> answers.WaitingOn:
+    if until_ms is None:
+        return answers.WaitingOn.model_validate({"reason": reason})
+    return answers.WaitingOn.model_validate({"reason": reason, "untilMs": until_ms})

@@ -43,6 +43,12 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/spaces/{space}/jobs:report", "report_jobs", memory_mb=512, timeout_s=29),
     # Up to 1,000 conditional writes, one per id.
     Route("POST", "/v1/spaces/{space}/jobs:cancel", "cancel_jobs", timeout_s=29),
+    # Flow control: a name's policy (two reads; a write lists the name first), and the
+    # space's diagnostics (counts from the ready index, at most 10,000 entries a name).
+    Route("GET", "/v1/spaces/{space}/names/{name}/policy", "get_name_policy"),
+    Route("PATCH", "/v1/spaces/{space}/names/{name}/policy", "update_name_policy"),
+    Route("POST", "/v1/spaces/{space}/names/{name}/policy:reset", "reset_name_policy"),
+    Route("GET", "/v1/spaces/{space}/diagnostics", "get_diagnostics", memory_mb=512, timeout_s=29),
     Route("GET", "/v1/spaces/{space}", "get_space"),
     Route("PATCH", "/v1/spaces/{space}", "update_space"),
     Route("POST", "/v1/tokens", "create_token"),

@@ -19,6 +19,8 @@ from botocore.config import Config
 from shared.auth import Tokens
 from shared.callbacks import Dispatcher, TargetPolicy
 from shared.clock import Clock, SystemClock
+from shared.diagnostics import Diagnostics
+from shared.policy import Policies
 from shared.queue import Queue, QueueConfig
 from shared.spaces import SpaceSettings
 from shared.store.blobs import Blobs
@@ -46,6 +48,8 @@ class Runtime:
     bucket: str | None
     queue_config: QueueConfig = field(default_factory=QueueConfig)
     settings_cache_ms: int = 2_000
+    policy_cache_ms: int = 1_000
+    """At most a second: a policy change applies to every claim that follows within it."""
     dev_token: str | None = None
     allow_private_callbacks: bool = False
     unclaimed_every_ms: int = 600_000
@@ -56,7 +60,10 @@ class Runtime:
         self.db = Dynamo(self.dynamodb, self.table)
         self.blobs = Blobs(self.db, self.s3, self.bucket)
         self.space_store = SpaceStore(self.db)
-        self.settings = SpaceSettings(self.space_store, self.clock, self.settings_cache_ms)
+        self.policies = Policies(self.space_store, self.clock, self.policy_cache_ms)
+        self.settings = SpaceSettings(
+            self.space_store, self.clock, self.settings_cache_ms, on_write=self.policies.forget
+        )
         self.journal = Journal(self.db)
         self.leases = LeaseBook(self.db)
         self.jobs = JobStore(self.db, self.blobs, self.leases)
@@ -71,7 +78,9 @@ class Runtime:
             deliveries=self.deliveries,
             targets=self.targets,
             config=self.queue_config,
+            policies=self.policies,
         )
+        self.diagnostics = Diagnostics(clock=self.clock, jobs=self.jobs, spaces=self.space_store)
         self.tokens = Tokens(TokenStore(self.db), self.clock, self.dev_token)
         self.dispatcher = Dispatcher(
             clock=self.clock,
@@ -86,6 +95,7 @@ class Runtime:
             jobs=self.jobs,
             spaces=self.space_store,
             settings=self.settings,
+            policies=self.policies,
             buckets=DueBuckets(self.db),
             leases=self.leases,
             dispatcher=self.dispatcher,

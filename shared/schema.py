@@ -129,6 +129,10 @@ class NewJob(Body):
     backoffMs: Annotated[int, Field(ge=0, le=limits.DAY_MS)] | None = None
     backoff: BackoffSpec | None = None
     callback: CallbackSpec | None = None
+    priority: Annotated[int, Field(ge=-1_000, le=1_000)] = 0
+    """Higher first; with aging, a job that waited long enough goes before newer higher ones."""
+    concurrencyKey: Annotated[str, Field(min_length=1, max_length=256)] | None = None
+    """Jobs sharing a key share the name's per-key limits."""
 
     @model_validator(mode="after")
     def _one_start_time(self) -> NewJob:
@@ -229,6 +233,32 @@ class NewToken(Body):
     ) = None
 
 
+class RateSpec(Body):
+    tokens: Annotated[int, Field(ge=1, le=100_000)]
+    intervalMs: Annotated[int, Field(ge=limits.SECOND_MS, le=limits.DAY_MS)]
+
+
+FlowLimit = Annotated[int, Field(ge=1, le=100_000)]
+
+
+def _without_default(schema: dict[str, Any]) -> None:
+    """A PATCH field left out keeps its value: the document shows no default for it."""
+    schema.pop("default", None)
+
+
+class PolicyPatch(Body):
+    """A job name's policy fields to set (or the space's default policy): a field left out
+    keeps its value; `null` means no limit (for `agingIntervalMs`: strict priority)."""
+
+    concurrency: FlowLimit | None = None
+    rate: RateSpec | None = None
+    perKeyConcurrency: FlowLimit | None = None
+    perKeyRate: RateSpec | None = None
+    paused: bool = Field(default=False, json_schema_extra=_without_default)
+    """True or false; left out, it keeps its value."""
+    agingIntervalMs: Annotated[int, Field(ge=limits.SECOND_MS, le=limits.DAY_MS)] | None = None
+
+
 class SettingsPatch(Body):
     """A PATCH of a space's settings: a field given as null goes back to its default
     (for `unclaimedMs` and `maxInFlight`, null means off)."""
@@ -244,6 +274,8 @@ class SettingsPatch(Body):
     webhookSecret: Annotated[str, Field(min_length=16, max_length=256)] | None = None
     completedRetentionMs: Annotated[int, Field(ge=0, le=limits.YEAR_MS)] | None = None
     failedRetentionMs: Annotated[int, Field(ge=0, le=limits.YEAR_MS)] | None = None
+    policy: PolicyPatch | None = None
+    """The space's default policy, merged field by field; null: back to the built-in one."""
 
 
 def dump_json(value: Any) -> bytes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -9,7 +10,9 @@ from shared import limits
 from shared.clock import Clock
 from shared.errors import NotFound
 from shared.machine import Backoff, BackoffKind, Retention
+from shared.policy import Policy, patch_fields
 from shared.schema import SettingsPatch
+from shared.store import keys
 from shared.store.dynamo import Item
 from shared.store.spaces import SpaceStore
 
@@ -88,6 +91,8 @@ def stored_changes(patch: SettingsPatch, current: Item | None) -> dict[str, Any]
     changes: dict[str, Any] = {}
     for field in patch.model_fields_set:
         value = getattr(patch, field)
+        if field == "policy":
+            continue  # kept field by field: SpaceSettings.patch
         if field == "backoff":
             merged = dict((current or {}).get("backoff", {}))
             if value is not None:
@@ -104,10 +109,14 @@ class SpaceSettings:
     """Reads settings through a short per-process cache: a create or a report reads them
     once per request, and a warm function need not read them for every request."""
 
-    def __init__(self, store: SpaceStore, clock: Clock, cache_ms: int) -> None:
+    def __init__(
+        self, store: SpaceStore, clock: Clock, cache_ms: int, on_write: Callable[[str], None] | None = None
+    ) -> None:
         self.store = store
         self.clock = clock
         self.cache_ms = cache_ms
+        self.on_write = on_write
+        """Told of each space whose settings this process wrote (other caches drop it)."""
         self._cache: dict[str, tuple[int, Settings]] = {}
 
     def get(self, space: str) -> Settings:
@@ -125,9 +134,15 @@ class SpaceSettings:
             raise NotFound(f"space {space} does not exist")
         settings = Settings.from_item(items.get("settings"))
         in_flight = int(items["inflight"]["count"]) if "inflight" in items else 0
-        return {"space": space, **settings.render(), "inFlight": in_flight}
+        policy = Policy.of((items.get("settings") or {}).get("policy") or {})
+        return {"space": space, **settings.render(), "policy": policy.render(), "inFlight": in_flight}
 
     def patch(self, space: str, patch: SettingsPatch) -> dict[str, Any]:
         self.store.write_settings(space, stored_changes(patch, self.store.settings(space)))
+        if "policy" in patch.model_fields_set:
+            fields = patch_fields(patch.policy) if patch.policy is not None else None
+            self.store.write_policy(keys.settings(space), fields)
         self._cache.pop(space, None)
+        if self.on_write is not None:
+            self.on_write(space)
         return self.describe(space)

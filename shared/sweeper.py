@@ -14,6 +14,7 @@ from typing import Literal
 from shared.callbacks import Dispatcher, Due
 from shared.clock import Clock
 from shared.machine import JobStatus, expire, unclaimed
+from shared.policy import Policies
 from shared.spaces import SpaceSettings
 from shared.store.blobs import pack, replacing
 from shared.store.dynamo import ConditionFailed, Item
@@ -38,6 +39,7 @@ class Sweeper:
         jobs: JobStore,
         spaces: SpaceStore,
         settings: SpaceSettings,
+        policies: Policies,
         buckets: DueBuckets,
         leases: LeaseBook,
         dispatcher: Dispatcher,
@@ -49,6 +51,7 @@ class Sweeper:
         self.jobs = jobs
         self.spaces = spaces
         self.settings = settings
+        self.policies = policies
         self.buckets = buckets
         self.leases = leases
         self.dispatcher = dispatcher
@@ -118,7 +121,11 @@ class Sweeper:
                 return "renewed"
             job = self.jobs.load(space, item, bodies=False)
             transition = expire(
-                job, now_ms=now, rand=self.rand(), retention=self.settings.get(space).retention
+                job,
+                now_ms=now,
+                rand=self.rand(),
+                retention=self.settings.get(space).retention,
+                aging_ms=self.policies.get(space, job.name).aging_ms,
             )
             error = pack(space, job.id, "error", transition.changes["error"].encode())
             try:
@@ -148,8 +155,12 @@ class Sweeper:
                 continue
             transition = unclaimed(now_ms=now, window_ms=settings.unclaimed_ms, retention=settings.retention)
             failed = 0
+            policies = self.policies.space(space)
             for name in self.spaces.names(space):
-                rows = self.jobs.unclaimed(space, name, now - settings.unclaimed_ms, self.unclaimed_per_name)
+                aging_ms = policies.get(name).aging_ms
+                rows = self.jobs.unclaimed(
+                    space, name, now - settings.unclaimed_ms, aging_ms, self.unclaimed_per_name
+                )
                 for row in rows:
                     error = pack(space, row["sk"], "error", transition.changes["error"].encode())
                     try:

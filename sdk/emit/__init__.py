@@ -45,7 +45,9 @@ from emit.models import (
     Rejection,
     Scope,
     Token,
+    WaitingOn,
 )
+from emit.names import NameDiagnostics, Policy, Rate
 from emit.signature import sign, verify_signature
 from emit.transport import VERSION as __version__
 from emit.worker import Worker
@@ -66,11 +68,14 @@ __all__ = [
     "Line",
     "LogLevel",
     "MintedToken",
+    "NameDiagnostics",
     "NewJob",
     "NotFound",
     "Outcome",
     "PermissionDenied",
+    "Policy",
     "Progress",
+    "Rate",
     "Rejection",
     "Release",
     "ResourceExhausted",
@@ -80,6 +85,7 @@ __all__ = [
     "Unauthenticated",
     "Unavailable",
     "Unrecoverable",
+    "WaitingOn",
     "Worker",
     "__version__",
     "sign",

@@ -1,4 +1,5 @@
-"""The `emit` command: `emit jobs ...` and `emit tokens ...` on the SDK, and `emit dev`.
+"""The `emit` command: `emit jobs ...`, `emit names ...` and `emit tokens ...` on the SDK,
+and `emit dev`.
 
 `emit dev` runs the service locally; it needs the service's own project environment
 (`make dev` sets it up), since the SDK alone carries no server.
@@ -19,9 +20,18 @@ from collections.abc import Callable
 from typing import Any
 
 from emit.client import Emit
-from emit.display import FollowView, job_details, job_rows, table, token_rows
+from emit.display import (
+    FollowView,
+    diagnostics_rows,
+    job_details,
+    job_rows,
+    policy_details,
+    table,
+    token_rows,
+)
 from emit.errors import EmitError
 from emit.models import Callback, Job, Line
+from emit.names import Policy, Rate
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -83,6 +93,8 @@ def jobs_create(args: argparse.Namespace) -> int:
             timeout_ms=args.timeout_ms,
             backoff_ms=args.backoff_ms,
             callback=callback,
+            priority=args.priority,
+            concurrency_key=args.concurrency_key,
         )
     _print(args, created.raw, lambda: print(f"{created.id} {created.outcome}"))
     return 0
@@ -134,6 +146,73 @@ def jobs_follow(args: argparse.Namespace) -> int:
     if last is None or last.status == "completed":
         return 0
     return EXIT_FAILED if last.status == "failed" else EXIT_CANCELLED
+
+
+def _show_policy(args: argparse.Namespace, policy: Policy) -> int:
+    _print(args, policy.raw, lambda: policy_details(policy, sys.stdout))
+    return 0
+
+
+def names_policy(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        return _show_policy(args, client.names.policy(args.name))
+
+
+_POLICY_OPTIONS = ("concurrency", "rate", "per_key_concurrency", "per_key_rate", "aging_interval_ms")
+
+
+def names_set(args: argparse.Namespace) -> int:
+    fields = {f: getattr(args, f) for f in _POLICY_OPTIONS if getattr(args, f) is not _UNSET}
+    if not fields:
+        raise ValueError("names set: give at least one field to set (see emit names set --help)")
+    with _client(args) as client:
+        return _show_policy(args, client.names.update(args.name, **fields))
+
+
+def names_pause(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        return _show_policy(args, client.names.pause(args.name))
+
+
+def names_resume(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        return _show_policy(args, client.names.resume(args.name))
+
+
+def names_reset(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        return _show_policy(args, client.names.reset(args.name))
+
+
+def names_diagnostics(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        names = client.diagnostics()
+    _print(args, [n.raw for n in names], lambda: table(diagnostics_rows(names), sys.stdout))
+    return 0
+
+
+_UNSET = object()
+
+
+def _limit_argument(text: str) -> int | None:
+    """A number, or `none` for no limit."""
+    if text.lower() == "none":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number or none") from None
+
+
+def _rate_argument(text: str) -> Rate | None:
+    """TOKENS/INTERVAL_MS (`10/1000`), or `none` for no limit."""
+    if text.lower() == "none":
+        return None
+    tokens, _, interval = text.partition("/")
+    try:
+        return Rate(int(tokens), int(interval))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not TOKENS/INTERVAL_MS or none") from None
 
 
 def tokens_create(args: argparse.Namespace) -> int:
@@ -215,7 +294,7 @@ def _parser() -> argparse.ArgumentParser:
     in_space.add_argument("--space", help="the space (default: $EMIT_SPACE)")
 
     parser = argparse.ArgumentParser(prog="emit", description="The emit job queue.", epilog=_EXIT_CODES)
-    commands = parser.add_subparsers(title="commands", required=True, metavar="{jobs,tokens,dev}")
+    commands = parser.add_subparsers(title="commands", required=True, metavar="{jobs,names,tokens,dev}")
     commands.add_parser("dev", help="run the whole service locally (emit dev --help)")
 
     jobs = commands.add_parser("jobs", help="create, read, follow and cancel jobs").add_subparsers(
@@ -230,6 +309,8 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("--max-attempts", type=int, help="failed attempts before the job fails")
     create.add_argument("--timeout-ms", type=int, help="an attempt's lease")
     create.add_argument("--backoff-ms", type=int, help="the first wait after a failure")
+    create.add_argument("--priority", type=int, help="-1000 to 1000, higher first (default 0)")
+    create.add_argument("--concurrency-key", help="jobs sharing it share the name's per-key limits")
     create.add_argument("--callback-url", help="where to POST when the job finishes")
     create.add_argument(
         "--callback-header", action="append", default=[], metavar="NAME=VALUE", help="a header for it"
@@ -253,6 +334,8 @@ def _parser() -> argparse.ArgumentParser:
     follow.add_argument("id")
     follow.add_argument("--interval", type=float, default=0.5, metavar="SECONDS", help="how often to look")
 
+    _names_parser(commands, in_space)
+
     tokens = commands.add_parser("tokens", help="mint, list and revoke API tokens").add_subparsers(
         title="commands", required=True
     )
@@ -264,6 +347,34 @@ def _parser() -> argparse.ArgumentParser:
     revoke = _leaf(tokens, "revoke", tokens_revoke, connection, "revoke a token at once")
     revoke.add_argument("id")
     return parser
+
+
+def _names_parser(commands: Any, in_space: argparse.ArgumentParser) -> None:
+    """`emit names ...`: a name's policy, pause, resume, reset, and the space's diagnostics."""
+    names = commands.add_parser(
+        "names", help="flow control per job name: policies, pause, diagnostics"
+    ).add_subparsers(title="commands", required=True)
+    for verb, command, text in (
+        ("policy", names_policy, "show a name's policy in force"),
+        ("pause", names_pause, "hand out nothing of a name until it is resumed"),
+        ("resume", names_resume, "hand out a paused name's jobs again"),
+        ("reset", names_reset, "put every field of a name's policy back to the space's default"),
+    ):
+        _leaf(names, verb, command, in_space, text).add_argument("name")
+    setting = _leaf(names, "set", names_set, in_space, "set fields of a name's policy (none: no limit)")
+    setting.add_argument("name")
+    setting.add_argument("--concurrency", type=_limit_argument, default=_UNSET, metavar="N|none")
+    setting.add_argument("--rate", type=_rate_argument, default=_UNSET, metavar="TOKENS/MS|none")
+    setting.add_argument("--per-key-concurrency", type=_limit_argument, default=_UNSET, metavar="N|none")
+    setting.add_argument("--per-key-rate", type=_rate_argument, default=_UNSET, metavar="TOKENS/MS|none")
+    setting.add_argument(
+        "--aging-interval-ms",
+        type=_limit_argument,
+        default=_UNSET,
+        metavar="MS|none",
+        help="how long a wait is worth one step of priority; none: strict priority",
+    )
+    _leaf(names, "diagnostics", names_diagnostics, in_space, "each name's pending work and why it waits")
 
 
 def _leaf(

@@ -10,6 +10,7 @@ from typing import Self
 import httpx
 
 from emit.jobs import Jobs
+from emit.names import NameDiagnostics, Names
 from emit.spaces import Spaces
 from emit.tokens import Tokens
 from emit.transport import Backoff, Transport
@@ -60,12 +61,18 @@ class Emit:
 
     def _bind(self) -> None:
         self.jobs = Jobs(self._transport, self.space)
+        self.names = Names(self._transport, self.space)
         self.spaces = Spaces(self._transport, self.space)
         self.tokens = Tokens(self._transport)
 
     @property
     def url(self) -> str:
         return self._transport.url
+
+    def diagnostics(self) -> list[NameDiagnostics]:
+        """Each job name of the space with pending jobs or a policy of its own: counts, the
+        policy in force, and why its jobs wait (`names.diagnostics`)."""
+        return self.names.diagnostics()
 
     def with_space(self, space: str) -> Emit:
         """The same client, connection included, bound to another space."""

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from emit.models import Job, Line, Token
+from emit.names import NameDiagnostics, Policy, Rate
 
 BAR_WIDTH = 24
 _CLEAR = "\r\x1b[2K"
@@ -153,3 +154,46 @@ class FollowView:
             self.out.write(f"failed: {job.error or 'no error given'}\n")
         else:
             self.out.write("cancelled\n")
+
+
+def _limit(value: int | None) -> str:
+    return "no limit" if value is None else str(value)
+
+
+def _rate(rate: Rate | None) -> str:
+    return "no limit" if rate is None else f"{rate.tokens} per {rate.interval_ms} ms"
+
+
+def policy_details(policy: Policy, out: TextIO) -> None:
+    """Each field of the policy in force, and whether the name sets it or the space does."""
+    aging = policy.aging_interval_ms
+    fields: list[tuple[str, str, str]] = [
+        ("paused", "paused", "yes" if policy.paused else "no"),
+        ("concurrency", "concurrency", _limit(policy.concurrency)),
+        ("rate", "rate", _rate(policy.rate)),
+        ("per-key concurrency", "per_key_concurrency", _limit(policy.per_key_concurrency)),
+        ("per-key rate", "per_key_rate", _rate(policy.per_key_rate)),
+        ("aging interval", "aging_interval_ms", "strict priority" if aging is None else f"{aging} ms"),
+    ]
+    rows = [("name", policy.name, "")]
+    rows += [
+        (label, value, "own" if field in policy.overridden else "space default")
+        for label, field, value in fields
+    ]
+    table(rows, out)
+
+
+def diagnostics_rows(names: Sequence[NameDiagnostics]) -> list[tuple[str, ...]]:
+    header = ("NAME", "PENDING", "CLAIMABLE", "RUNNING", "OLDEST CLAIMABLE", "WAITING ON")
+    rows = [
+        (
+            n.name,
+            f"{n.pending}{'+' if n.capped else ''}",
+            f"{n.claimable}{'+' if n.capped else ''}",
+            "-" if n.running is None else str(n.running),
+            when(n.oldest_claimable_at_ms),
+            ", ".join(n.waiting_on) or "-",
+        )
+        for n in names
+    ]
+    return [header, *rows]

@@ -57,9 +57,14 @@ class Jobs:
         backoff_ms: int | None = None,
         backoff: Backoff | None = None,
         callback: Callback | None = None,
+        priority: int | None = None,
+        concurrency_key: str | None = None,
     ) -> Created:
         """Create one job. With a `key`, a repeat answers the earlier job (`duplicate`), so
-        the call is also safe to send again after a lost answer, and the SDK does."""
+        the call is also safe to send again after a lost answer, and the SDK does.
+
+        `priority` (-1,000 to 1,000, higher first) places it in its name's order of hand-out;
+        jobs sharing a `concurrency_key` share the name's per-key limits."""
         job = NewJob(
             name,
             payload,
@@ -71,6 +76,8 @@ class Jobs:
             backoff_ms=backoff_ms,
             backoff=backoff,
             callback=callback,
+            priority=priority,
+            concurrency_key=concurrency_key,
         )
         answer = self._transport.call("POST", self._path(), body=job.to_api(), repeatable=key is not None)
         return Created.from_api(answer)

@@ -56,6 +56,10 @@ class NewJob:
     backoff_ms: int | None = None
     backoff: Backoff | None = None
     callback: Callback | None = None
+    priority: int | None = None
+    """-1,000 to 1,000, higher first (0 when left out)."""
+    concurrency_key: str | None = None
+    """Jobs sharing a key share their name's per-key limits."""
 
     def to_api(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "payload": self.payload}
@@ -70,6 +74,8 @@ class NewJob:
             "callback": (
                 {"url": self.callback.url, "headers": dict(self.callback.headers)} if self.callback else None
             ),
+            "priority": self.priority,
+            "concurrencyKey": self.concurrency_key,
         }
         out.update((k, v) for k, v in options.items() if v is not None)
         return out
@@ -96,6 +102,23 @@ class Created:
 class Progress:
     percent: float
     message: str | None = None
+
+
+WaitReason = Literal["delay", "backoff", "paused", "worker"]
+
+
+@dataclass(frozen=True)
+class WaitingOn:
+    """Why a pending job is not running: its first time has not come (`delay`), it waits
+    before a retry (`backoff`; both with `until_ms`), its name is paused (`paused`), or it
+    is claimable and no worker has asked for its name (`worker`)."""
+
+    reason: WaitReason
+    until_ms: int | None = None
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> WaitingOn:
+        return cls(cast(WaitReason, str(data["reason"]).lower()), data.get("untilMs"))
 
 
 @dataclass(frozen=True)
@@ -128,6 +151,10 @@ class Job:
     finished_at_ms: int | None = None
     line_count: int = 0
     event_count: int = 0
+    priority: int = 0
+    concurrency_key: str | None = None
+    waiting_on: WaitingOn | None = None
+    """Pending (`get` only): why it is not running yet."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -166,6 +193,9 @@ class Job:
             finished_at_ms=data.get("finishedAtMs"),
             line_count=data.get("lineCount", 0),
             event_count=data.get("eventCount", 0),
+            priority=data.get("priority", 0),
+            concurrency_key=data.get("concurrencyKey"),
+            waiting_on=WaitingOn.from_api(data["waitingOn"]) if data.get("waitingOn") else None,
             raw=dict(data),
         )
 

@@ -9,14 +9,16 @@ Layout of the one table, every key a string (`pk`, `sk`):
 | log lines of one report (a page) | `L#{space}#{id}` | `{first line:010d}` |
 | event | `E#{space}#{id}` | `{seq:06d}` |
 | idempotency key (kept a day past its job's finish) | `K#{space}#{key}` | `-` |
-| space settings, in-flight count, job names | `S#{space}` | `settings` / `inflight` / `name#{name}` |
+| space settings (with the default policy), in-flight count, job names (with their own policy) | `S#{space}` | `settings` / `inflight` / `name#{name}` |
 | token | `T` | `{token id}` |
 | lease bucket (claims to check when leases end) | `LEASE#{n}` | `{expires:013d}#{ulid}` |
 | callback delivery of a finished job | `C#{space}#{id}` | `-` |
 | the list of spaces (for the clock) | `SPACES` | `{space}` |
 
 One sparse index, `ready`, holds only pending jobs: `gpk` = `{space}#{name}#{n}` (n of 4,
-so one busy name is never one hot partition), `gsk` = `{ready at:013d}#{id}`. A claim
+so one busy name is never one hot partition), set once for the job's life; `gsk` is its
+place in one of two lanes: due, `D#{order of hand-out:016d}#{id}` (claimable now, by
+priority with aging), or later, `L#{ready at:013d}#{id}` (not before then). A claim
 reads candidates there and decides with a conditional write on the job's own item.
 Pending callback deliveries use the same index under `CALLBACK#{n}`, sorted by when they
 are due, so the clock finds them without a scan. So does a job that finished with a

@@ -6,7 +6,7 @@ import math
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from shared.machine import Backoff, Callback, Job, JobStatus, Progress, Transition
+from shared.machine import Backoff, Callback, Job, JobStatus, Place, Progress, Transition
 from shared.store import keys
 from shared.store.dynamo import Item
 
@@ -31,8 +31,16 @@ def purged(item: Item, now_ms: int) -> bool:
     return ttl is not None and ttl * 1000 <= now_ms
 
 
-def job_item(job: Job, stored: dict[str, Any]) -> Item:
-    """The item for a new job; `stored` holds the packed payload attributes."""
+def ready_sort(place: Place, job_id: str) -> str:
+    """The job's sort key in its ready partition: its lane, then its order or ready time."""
+    if place.due:
+        assert place.order is not None
+        return keys.due_sort(place.order, job_id)
+    return keys.later_sort(place.ready_at_ms, job_id)
+
+
+def job_item(job: Job, stored: dict[str, Any], place: Place) -> Item:
+    """The item for a new job, waiting at `place`; `stored` holds the packed payload attributes."""
     item: Item = keys.job(job.space, job.id) | {
         "name": job.name,
         "status": job.status.value,
@@ -53,11 +61,14 @@ def job_item(job: Job, stored: dict[str, Any]) -> Item:
         "eventCount": 0,
         # gpk stays for the job's life; gsk comes and goes, so only pending jobs are indexed.
         "gpk": keys.ready_partition(job.space, job.name, job.id),
-        "gsk": keys.ready_sort(job.ready_at_ms or job.run_at_ms, job.id),
+        "gsk": ready_sort(place, job.id),
+        "priority": job.priority,
         **stored,
     }
     if job.key is not None:
         item["key"] = job.key
+    if job.concurrency_key is not None:
+        item["concurrencyKey"] = job.concurrency_key
     if job.callback is not None:
         item["callback"] = {"url": job.callback.url, "headers": job.callback.headers}
     return item
@@ -87,6 +98,8 @@ def job_from_item(
         finished_at_ms=item.get("finishedAtMs"),
         purge_at_ms=ttl * 1000 if ttl is not None else None,
         key=item.get("key"),
+        priority=item.get("priority", 0),
+        concurrency_key=item.get("concurrencyKey"),
         progress=Progress(progress["percent"], progress.get("message")) if progress else None,
         callback=Callback(callback["url"], callback.get("headers", {})) if callback else None,
         error=error,
@@ -186,7 +199,8 @@ def transition_update(job_id: str, transition: Transition, *, callback: bool = F
         update.set("gpk", keys.callback_partition(job_id))
         update.set("gsk", keys.ready_sort(due, job_id))
     elif transition.ready_index == "enter":
-        update.set("gsk", keys.ready_sort(transition.changes["ready_at_ms"], job_id))
+        assert transition.place is not None, f"{transition.name} enters the ready index without a place"
+        update.set("gsk", ready_sort(transition.place, job_id))
     elif transition.ready_index == "leave":
         update.set("gsk", None)
     if due is not None:

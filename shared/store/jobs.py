@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from shared import limits
-from shared.machine import Job, JobStatus, Transition
+from shared.machine import MAX_PRIORITY, Job, JobStatus, Place, Transition, hand_out_order
 from shared.machine import claim as claim_transition
 from shared.store import keys
 from shared.store.blobs import Blobs, Packed
@@ -29,6 +29,8 @@ class NewRecord:
 
     job: Job
     payload: Packed
+    place: Place
+    """Where it waits: due or later (`shared.machine.place`)."""
 
 
 @dataclass
@@ -50,6 +52,32 @@ class Claimed:
     item: Item
     raw: bytes | None
     """The payload's stored JSON, left for the caller to parse (and survive) job by job."""
+
+
+@dataclass
+class Census:
+    """Pending jobs of one name, by where they stand (`JobStore.census`)."""
+
+    pending: int = 0
+    claimable: int = 0
+    first_time: int = 0
+    """Not claimable yet, never handed out (a delay)."""
+    retrying: int = 0
+    """Not claimable yet, waiting before a retry."""
+    oldest_claimable_at_ms: int | None = None
+    capped: bool = False
+
+    def count(self, row: Item, now_ms: int) -> None:
+        ready = int(row.get("readyAtMs") or 0)
+        self.pending += 1
+        if keys.is_due(row["gsk"]) or ready <= now_ms:
+            self.claimable += 1
+            oldest = self.oldest_claimable_at_ms
+            self.oldest_claimable_at_ms = ready if oldest is None else min(oldest, ready)
+        elif row.get("attempt", 0) == 0:
+            self.first_time += 1
+        else:
+            self.retrying += 1
 
 
 class JobStore:
@@ -126,27 +154,66 @@ class JobStore:
         rows = self.db.batch_get([keys.job(space, i) for i in dict.fromkeys(job_ids)], consistent=consistent)
         return {row["sk"]: row for row in rows}
 
-    def unclaimed(self, space: str, name: str, ready_by_ms: int, limit: int) -> list[Item]:
+    def unclaimed(self, space: str, name: str, ready_by_ms: int, aging_ms: int, limit: int) -> list[Item]:
         """Pending jobs of `name` claimable since `ready_by_ms` or earlier, up to `limit`.
 
-        Every entry the index answers qualifies (its sort key is the ready time), so no
-        page is spent on entries to skip; what is left over is found by the next look."""
+        Later jobs are read by their ready time: every entry up to the bound qualifies.
+        Due jobs are kept by order of hand-out, and a job ready by `ready_by_ms` has an
+        order of at most that of a job of the lowest priority ready then (under the name's
+        aging interval `aging_ms`): the lane is read up to there, and the filter keeps those
+        ready in time. So a look reads, besides what it finds, the due jobs that became
+        claimable up to 1,000 aging intervals after the bound (about 17 hours at the
+        default minute); under strict priority, the whole due lane. A job placed under a
+        longer interval than today's, with a negative priority, can lie past the bound."""
         found: list[Item] = []
-        bound = keys.ready_upper_bound(ready_by_ms)
+        lowest = hand_out_order(ready_at_ms=ready_by_ms, priority=-MAX_PRIORITY, aging_ms=aging_ms)
+        lanes = (
+            (keys.LATER, keys.later_bound(ready_by_ms), None),
+            (keys.DUE, keys.due_bound(lowest), "readyAtMs <= :by"),
+        )
+        for partition in keys.ready_partitions(space, name):
+            for first, last, filter_expression in lanes:
+                start = None
+                while len(found) < limit:
+                    rows, start = self.db.query(
+                        "gpk = :p AND gsk BETWEEN :lo AND :hi",
+                        vals={":p": partition, ":lo": first, ":hi": last}
+                        | ({":by": ready_by_ms} if filter_expression else {}),
+                        index=READY_INDEX,
+                        limit=limit - len(found),
+                        start=start,
+                        filter_expression=filter_expression,
+                    )
+                    found += rows
+                    if start is None:
+                        break
+        return found[:limit]
+
+    def census(self, space: str, name: str, now_ms: int, cap: int) -> Census:
+        """Count the pending jobs of `name` from its ready partitions, up to `cap` entries.
+
+        Reads every entry it counts (a count query is billed the same), in pages of up to
+        1 MB of the index: some 250 bytes an entry, so 10,000 entries cost about 300 read
+        units. The index is eventually consistent: counts may lag writes by a second."""
+        census = Census()
         for partition in keys.ready_partitions(space, name):
             start = None
-            while len(found) < limit:
+            while census.pending < cap:
                 rows, start = self.db.query(
-                    "gpk = :p AND gsk <= :hi",
-                    vals={":p": partition, ":hi": bound},
+                    "gpk = :p",
+                    vals={":p": partition},
                     index=READY_INDEX,
-                    limit=limit - len(found),
+                    limit=cap - census.pending,
                     start=start,
                 )
-                found += rows
+                for row in rows:
+                    census.count(row, now_ms)
                 if start is None:
                     break
-        return found
+            if census.pending >= cap:
+                census.capped = True
+                break
+        return census
 
     def forget(self, space: str, job_id: str, item: Item) -> None:
         """Delete what belonged to a job that retention removed: its lines, events and stored
@@ -251,34 +318,60 @@ class JobStore:
 
     # -- claim ----------------------------------------------------------------
 
-    def candidates(self, space: str, names: list[str], now_ms: int, count: int) -> list[Item]:
-        """Pending jobs ready by now, oldest first, from the ready index (eventually consistent)."""
-        found: list[Item] = []
+    def candidates(self, space: str, names: Mapping[str, int], now_ms: int, count: int) -> list[Item]:
+        """Claimable jobs of `names` (each with its aging interval in force) in order of
+        hand-out, from the ready index (eventually consistent).
+
+        Each partition is read once up to the later jobs ready by now: the due lane comes
+        first, in order, then those later jobs, placed among the due ones by the order
+        their priority and ready time give them now. Only a full page of due jobs leaves
+        the later lane to a query of its own."""
+        found: list[tuple[int, str, Item]] = []
         # Read past the count: under contention some candidates are taken by other claims.
         limit = min(count + 8, 1000)
-        for name in names:
+        for name, aging_ms in names.items():
             for partition in keys.ready_partitions(space, name):
                 rows, _ = self.db.query(
                     "gpk = :p AND gsk <= :hi",
-                    vals={":p": partition, ":hi": keys.ready_upper_bound(now_ms)},
+                    vals={":p": partition, ":hi": keys.later_bound(now_ms)},
                     index=READY_INDEX,
                     limit=limit,
                 )
-                found.extend(rows)
-        found.sort(key=lambda r: r["gsk"])
-        return found
+                due = [r for r in rows if keys.is_due(r["gsk"])]
+                later = [r for r in rows if r["gsk"].startswith(keys.LATER)]
+                if len(due) == limit:
+                    later, _ = self.db.query(
+                        "gpk = :p AND gsk BETWEEN :lo AND :hi",
+                        vals={":p": partition, ":lo": keys.LATER, ":hi": keys.later_bound(now_ms)},
+                        index=READY_INDEX,
+                        limit=limit,
+                    )
+                found += [(keys.due_order(r["gsk"]), r["sk"], r) for r in due]
+                found += [
+                    (
+                        hand_out_order(
+                            ready_at_ms=r["readyAtMs"], priority=r.get("priority", 0), aging_ms=aging_ms
+                        ),
+                        r["sk"],
+                        r,
+                    )
+                    for r in later
+                ]
+        found.sort(key=lambda f: (f[0], f[1]))
+        return [row for _, _, row in found]
 
     def claim(
         self,
         space: str,
-        names: list[str],
+        names: Mapping[str, int],
         *,
         count: int,
         now_ms: int,
         lease_ms: int | None,
         payload_budget: int,
     ) -> list[Claimed]:
-        """Hand out up to `count` jobs, each by a conditional write that only one claim can win."""
+        """Hand out up to `count` jobs of `names` (each with its aging interval in force), in
+        order of hand-out, each by a conditional write that only one claim can win."""
         chosen: list[tuple[Item, Transition]] = []
         budget = payload_budget
         for row in self.candidates(space, names, now_ms, count):
@@ -357,7 +450,9 @@ class JobStore:
 
 
 def _item(record: NewRecord) -> Item:
-    return job_item(record.job, record.payload.attributes | {"payloadBytes": record.payload.size})
+    return job_item(
+        record.job, record.payload.attributes | {"payloadBytes": record.payload.size}, record.place
+    )
 
 
 def _json(raw: bytes | None) -> Any:

@@ -33,6 +33,42 @@ def ready_sort(ready_at_ms: int, job_id: str) -> str:
     return f"{ready_at_ms:013d}#{job_id}"
 
 
+# A name's ready partitions hold two lanes of pending jobs, apart by the sort key's prefix:
+# due jobs (claimable now) by order of hand-out, then later jobs by ready time. `D` sorts
+# before `L`, so one query up to `later_bound(now)` reads the due lane and then the later
+# jobs whose time has come: an idle name costs one query per partition.
+DUE = "D#"
+LATER = "L#"
+LANE_END = "~"
+"""Sorts after every digit, letter and `#`: the end of a lane, or of a time within it."""
+
+
+def due_sort(order: int, job_id: str) -> str:
+    return f"{DUE}{order:016d}#{job_id}"
+
+
+def due_bound(order: int) -> str:
+    """Every due sort key at `order` or before is at most this."""
+    return f"{DUE}{order:016d}#{LANE_END}"
+
+
+def later_sort(ready_at_ms: int, job_id: str) -> str:
+    return f"{LATER}{ready_at_ms:013d}#{job_id}"
+
+
+def later_bound(ready_by_ms: int) -> str:
+    """Every later sort key of a job ready by `ready_by_ms` is at most this."""
+    return f"{LATER}{ready_by_ms:013d}#{LANE_END}"
+
+
+def is_due(sort_key: str) -> bool:
+    return sort_key.startswith(DUE)
+
+
+def due_order(sort_key: str) -> int:
+    return int(sort_key[len(DUE) : len(DUE) + 16])
+
+
 def ready_upper_bound(now_ms: int) -> str:
     """Every sort key of a job ready by `now_ms` is at most this ('~' sorts after digits and letters)."""
     return f"{now_ms:013d}#~"

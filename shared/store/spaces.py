@@ -36,6 +36,33 @@ class SpaceStore:
         self.register_space(space)
         return item
 
+    def name_item(self, space: str, name: str) -> Item | None:
+        return self.db.get(keys.job_name(space, name))
+
+    def write_policy(self, key: dict[str, str], fields: dict[str, Any] | None) -> None:
+        """Set fields of the `policy` map on a settings or name item (None: clear them all).
+
+        Two writes, no read: the map is made if missing, then each field is set at its own
+        path, so two PATCHes of different fields never undo each other. A clear leaves an
+        empty map, so a PATCH racing it never finds the map gone. The item must exist
+        (a name is listed first, with its space)."""
+        names = {"#p": "policy"}
+        exists = "attribute_exists(pk)"
+        self.db.update(
+            key, "SET #p = if_not_exists(#p, :empty)", condition=exists, names=names, vals={":empty": {}}
+        )
+        if fields is None:
+            self.db.update(key, "SET #p = :empty", condition=exists, names=names, vals={":empty": {}})
+            return
+        if not fields:
+            return
+        sets, vals = [], {}
+        for i, (field, value) in enumerate(fields.items()):
+            names[f"#f{i}"] = field
+            vals[f":v{i}"] = value
+            sets.append(f"#p.#f{i} = :v{i}")
+        self.db.update(key, "SET " + ", ".join(sets), condition=exists, names=names, vals=vals)
+
     def whole(self, space: str) -> dict[str, Item]:
         """Every item of the space's own partition (settings, in-flight count, names), by
         sort key, in one query; empty when the space does not exist."""

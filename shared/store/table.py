@@ -7,8 +7,11 @@ from typing import Any
 READY_INDEX = "ready"
 TTL_ATTRIBUTE = "ttl"
 # What a claim needs from a candidate before it writes: the attempt to fence on, the
-# timeout that sets the default lease, and the payload size for the 8 MiB answer cap.
-READY_PROJECTION = ("attempt", "timeoutMs", "payloadBytes")
+# timeout that sets the default lease, the payload size for the 8 MiB answer cap, and the
+# priority and ready time that place a later job among the due ones (the ready time also
+# lets the never-claimed check and diagnostics read the due lane). The concurrency key is
+# for the per-key limits, which decide at the claim too.
+READY_PROJECTION = ("attempt", "timeoutMs", "payloadBytes", "priority", "readyAtMs", "concurrencyKey")
 
 
 def create_table_request(name: str) -> dict[str, Any]:

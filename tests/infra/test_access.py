@@ -232,6 +232,9 @@ def _note_s3(calls: Calls, name: str, params: dict[str, Any]) -> None:
 @pytest.fixture
 def calls(rt: Runtime, monkeypatch: pytest.MonkeyPatch) -> Iterator[Calls]:
     recorded = Calls()
+    # On AWS each function runs in processes of its own, each reading policies afresh at
+    # first: so here, where one process serves them all, every call reads them.
+    monkeypatch.setattr(rt.policies, "cache_ms", 0)
     monkeypatch.setattr(rt.db, "client", _Recording(rt.db.client, recorded, _note_dynamodb))
     monkeypatch.setattr(rt.blobs, "s3", _Recording(rt.blobs.s3, recorded, _note_s3))
     invoke = gateway.invoke
@@ -304,13 +307,18 @@ def test_each_access_entry_is_exactly_what_its_endpoint_calls(api: Api, calls: C
         )
     )["outcomes"]
     assert [o.get("status") for o in outcomes] == ["COMPLETED", "COMPLETED", "PENDING", "RUNNING"], outcomes
-    # Reads.
+    # Reads (a pending job says what it waits on).
     _ok(api.get(f"{space}/jobs"))
-    for job in (large, medium):
+    for job in (large, medium, small):
         _ok(api.get(f"{space}/jobs/{job}"))
     _ok(api.get(f"{space}/jobs/{small}/lines"))
     _ok(api.get(f"{space}/jobs/{small}/events"))
     _ok(api.post(f"{space}/jobs:cancel", {"ids": [extra]}))
+    # Flow control: a policy set before the name's first job, read and reset; diagnostics.
+    _ok(api.patch(f"{space}/names/fresh/policy", {"paused": True}))
+    _ok(api.get(f"{space}/names/fresh/policy"))
+    _ok(api.post(f"{space}/names/other/policy:reset"))
+    _ok(api.get(f"{space}/diagnostics"))
     _ok(api.get("/v1/openapi.json", token=None))
 
     for route in ROUTES:
@@ -393,13 +401,15 @@ def test_the_stream_and_clock_entries_are_exactly_what_they_call(
     bg.stream()  # the first try fails (500)
     clock.advance(10_000)
     bg.tick()  # the retry succeeds; the silent lease expires; the renewed one is filed again
+    assert _ok(api.get(f"{space}/jobs/{silent}"))["error"] == "lease expired"
     clock.advance(8 * 86_400_000)
     bg.tick()  # never claimed
     calls.module = "ttl janitor"  # emit dev's stand-in for DynamoDB's TTL, not a function
     assert bg.expire_ttl() >= 1
     calls.module = None
     bg.stream()  # removals
-    assert _ok(api.get(f"{space}/jobs/{silent}"))["error"] == "lease expired"
+    # Retried after its lease expired, then never claimed: failed by the window.
+    assert _ok(api.get(f"{space}/jobs/{silent}"))["error"] == "not claimed within 7d"
     for module in ("stream_handler", "clock_handler"):
         used, granted = calls.access(module), ACCESS[module]
         assert used == granted, f"{module} calls {used}\nbut ACCESS grants {granted}"

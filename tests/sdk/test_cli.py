@@ -187,3 +187,41 @@ def test_emit_dev_says_where_it_runs_when_the_service_is_not_installed(
     monkeypatch.setitem(sys.modules, "devserver.cli", None)  # as in an environment with only the SDK
     assert emit_cli.main(["dev", "--port", "1"]) == 2
     assert "make dev" in capsys.readouterr().err
+
+
+def test_names_policy_set_pause_resume_reset_and_diagnostics(
+    client: Emit, space: str, emit_cmd: Callable[..., Ran]
+) -> None:
+    created = emit_cmd(
+        space, "jobs", "create", "mail", "--priority", "7", "--concurrency-key", "acme", "--json"
+    )
+    assert created.returncode == 0, created.stderr
+    job = client.jobs.get(json.loads(created.stdout)["id"])
+    assert job.priority == 7 and job.concurrency_key == "acme"
+
+    shown = emit_cmd(space, "names", "policy", "mail")
+    assert shown.returncode == 0 and "paused" in shown.stdout and "space default" in shown.stdout
+    changed = emit_cmd(space, "names", "set", "mail", "--concurrency", "3", "--rate", "10/1000", "--json")
+    assert changed.returncode == 0, changed.stderr
+    assert json.loads(changed.stdout)["rate"] == {"tokens": 10, "intervalMs": 1000}
+    unlimited = emit_cmd(
+        space, "names", "set", "mail", "--concurrency", "none", "--aging-interval-ms", "none", "--json"
+    )
+    policy = json.loads(unlimited.stdout)
+    assert policy["concurrency"] is None and policy["agingIntervalMs"] is None
+    assert policy["overridden"] == ["concurrency", "rate", "agingIntervalMs"]
+    assert emit_cmd(space, "names", "set", "mail").returncode == 2, "nothing to set"
+    assert emit_cmd(space, "names", "set", "mail", "--rate", "ten").returncode == 2
+
+    assert emit_cmd(space, "names", "pause", "mail").returncode == 0
+    assert client.jobs.claim(count=1, names=["mail"]) == []
+    diagnostics = emit_cmd(space, "names", "diagnostics")
+    assert diagnostics.returncode == 0
+    assert "mail" in diagnostics.stdout and "paused" in diagnostics.stdout
+    assert json.loads(emit_cmd(space, "names", "diagnostics", "--json").stdout)[0]["waitingOn"] == ["PAUSED"]
+    assert emit_cmd(space, "names", "resume", "mail").returncode == 0
+    assert len(client.jobs.claim(count=1, names=["mail"])) == 1
+    reset = emit_cmd(space, "names", "reset", "mail", "--json")
+    assert json.loads(reset.stdout)["overridden"] == []
+    refused = emit_cmd(space, "names", "set", "mail", "--concurrency", "0")
+    assert refused.returncode == 1 and "concurrency: must be at least 1" in refused.stderr

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 import pytest
-from emit import models
+from emit import models, names
 
 from shared import openapi
 
@@ -22,11 +22,16 @@ PAIRS = [  # SDK model, the document's schema (several for a union), and SDK fie
     (models.Outcome, ["Applied", "Rejected"], {}),
     (models.Rejection, ["Rejection"], {}),
     (models.Claimed, ["Claimed"], {}),
+    (models.WaitingOn, ["WaitingOn"], {}),
+    (names.Policy, ["NamePolicy"], {}),
+    (names.NameDiagnostics, ["NameDiagnostics"], {}),
+    (names.Rate, ["Rate"], {}),
     (models.Token, ["Token"], {}),
     # Requests the SDK sends.
     (models.NewJob, ["NewJob"], {}),
     (models.Backoff, ["BackoffSpec"], {}),
     (models.Callback, ["CallbackSpec"], {}),
+    (names.Rate, ["RateSpec"], {}),
 ]
 
 

@@ -109,3 +109,20 @@ def wait_for_port(port: int) -> None:
                 return
         time.sleep(0.05)
     raise AssertionError(f"nothing listens on {port}")
+
+
+def test_the_flow_control_example_pauses_reads_and_resets_a_name(dev: DevServer) -> None:
+    ran = subprocess.run(
+        [sys.executable, "-c", example("flow-control")],
+        cwd=ROOT,
+        env=os.environ | {"EMIT_URL": dev.url, "EMIT_TOKEN": dev.token},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "WaitingOn(reason='paused', until_ms=None)" in ran.stdout
+    assert "send-receipt 1 1 ('paused',)" in ran.stdout
+    with emit.Emit(dev.url, dev.token, "billing") as client:
+        assert client.names.policy("send-receipt").overridden == ()

@@ -164,3 +164,30 @@ def test_on_a_minute_clock_never_claimed_jobs_are_looked_for_every_ten_minutes(
     clock.advance(600_000 - 60_000)  # on the next mark
     bg.tick(60_000)
     assert status(api, job_id)[0] == "FAILED"
+
+
+def test_the_window_holds_in_both_lanes_whatever_the_priority_and_aging(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    """Due jobs are kept by order of hand-out, not by ready time: the look still finds the
+    lowest and the highest priorities, under aging and under strict priority, and the
+    delayed jobs by their ready time."""
+    api.patch("/v1/spaces/work/names/strict/policy", {"agingIntervalMs": None})
+    jobs = [
+        {"name": "n", "priority": -1_000},
+        {"name": "n", "priority": 1_000},
+        {"name": "strict", "priority": -1_000},
+        {"name": "strict", "priority": 1_000},
+        {"name": "n", "priority": -5, "delayMs": 1_000},
+    ]
+    *due, delayed = (j["id"] for j in api.post(JOBS, jobs).body["jobs"])
+    clock.advance(7 * DAY - 1)
+    bg.tick()
+    assert {status(api, j)[0] for j in [*due, delayed]} == {"PENDING"}
+    clock.advance(1)
+    bg.tick()
+    assert [status(api, j)[0] for j in due] == ["FAILED"] * 4
+    assert status(api, delayed)[0] == "PENDING"
+    clock.advance(1_000)
+    bg.tick()
+    assert status(api, delayed) == ("FAILED", "not claimed within 7d")

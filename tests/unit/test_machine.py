@@ -8,6 +8,7 @@ from shared import machine
 from shared.machine import Backoff, Job, JobStatus, Retention
 
 RETENTION = Retention(completed_ms=1_000, failed_ms=5_000)
+AGING = 60_000
 
 
 def running(**overrides: object) -> Job:
@@ -69,12 +70,15 @@ def test_fail_with_attempts_left_waits_the_backoff_and_goes_back_to_pending() ->
         retry_after_ms=None,
         rand=0.5,
         retention=RETENTION,
+        aging_ms=AGING,
     )
     assert t.to == JobStatus.PENDING
     assert t.changes["failures"] == 2 and t.changes["ready_at_ms"] == 1_000 + 2_000
     assert t.ready_index == "enter"
     assert t.guard.statuses == {JobStatus.RUNNING} and t.guard.attempt == 2
-    due_before_it_was_made = machine.give_back(running(run_at_ms=40, created_at_ms=100))
+    due_before_it_was_made = machine.give_back(
+        running(run_at_ms=40, created_at_ms=100), now_ms=1_000, aging_ms=AGING
+    )
     assert due_before_it_was_made.changes["ready_at_ms"] == 100, "the never-claimed wait starts at creation"
 
 
@@ -87,6 +91,7 @@ def test_fail_with_retry_after_uses_that_wait_instead_of_the_policy() -> None:
         retry_after_ms=30_000,
         rand=0.5,
         retention=RETENTION,
+        aging_ms=AGING,
     )
     assert t.changes["ready_at_ms"] == 31_000
 
@@ -100,6 +105,7 @@ def test_fail_out_of_attempts_is_final_and_kept_for_the_failed_retention() -> No
         retry_after_ms=None,
         rand=0.5,
         retention=RETENTION,
+        aging_ms=AGING,
     )
     assert t.to == JobStatus.FAILED
     assert t.changes["purge_at_ms"] == 6_000 and t.changes["finished_at_ms"] == 1_000
@@ -115,18 +121,19 @@ def test_unrecoverable_fails_for_good_whatever_attempts_are_left() -> None:
         retry_after_ms=None,
         rand=0,
         retention=RETENTION,
+        aging_ms=AGING,
     )
     assert t.to == JobStatus.FAILED
 
 
 def test_release_does_not_count_the_attempt() -> None:
-    t = machine.release(attempt=2, now_ms=50)
+    t = machine.release(attempt=2, now_ms=50, priority=0, aging_ms=AGING)
     assert t.to == JobStatus.PENDING and "failures" not in t.changes
     assert t.changes["ready_at_ms"] == 50 and t.ready_index == "enter"
 
 
 def test_give_back_undoes_a_claim_never_handed_out() -> None:
-    t = machine.give_back(running(run_at_ms=40, failures=0))
+    t = machine.give_back(running(run_at_ms=40, failures=0), now_ms=1_000, aging_ms=AGING)
     assert t.to == JobStatus.PENDING and t.ready_index == "enter"
     assert t.changes == {"attempt": 1, "lease_until_ms": None, "ready_at_ms": 40}
     assert t.guard.statuses == {JobStatus.RUNNING} and t.guard.attempt == 2
@@ -148,7 +155,7 @@ def test_no_transition_applies_to_a_finished_job(status: JobStatus) -> None:
         machine.claim(attempt_before=1, now_ms=0, lease_ms=1),
         machine.touch(attempt=1, now_ms=0, lease_ms=1),
         machine.complete(attempt=1, now_ms=0, retention=RETENTION),
-        machine.release(attempt=1, now_ms=0),
+        machine.release(attempt=1, now_ms=0, priority=0, aging_ms=AGING),
         machine.cancel(now_ms=0, retention=RETENTION),
         machine.keep(attempt=1),
     ]
@@ -181,9 +188,16 @@ def test_every_transition_that_finishes_a_job_marks_it_for_the_clocks_callback_l
     finishing = [
         machine.complete(attempt=2, now_ms=100, retention=RETENTION),
         machine.fail(
-            job, now_ms=100, error="x", unrecoverable=True, retry_after_ms=None, rand=0, retention=RETENTION
+            job,
+            now_ms=100,
+            error="x",
+            unrecoverable=True,
+            retry_after_ms=None,
+            rand=0,
+            retention=RETENTION,
+            aging_ms=AGING,
         ),
-        machine.expire(running(failures=3), now_ms=100, rand=0, retention=RETENTION),
+        machine.expire(running(failures=3), now_ms=100, rand=0, retention=RETENTION, aging_ms=AGING),
         machine.cancel(now_ms=100, retention=RETENTION),
         machine.unclaimed(now_ms=100, window_ms=10, retention=RETENTION),
     ]
@@ -192,9 +206,69 @@ def test_every_transition_that_finishes_a_job_marks_it_for_the_clocks_callback_l
     assert [t.has_callback for t in finishing] == [None, False, False, None, None], "known where the job is"
     unfinished = [
         machine.fail(
-            job, now_ms=100, error="x", unrecoverable=False, retry_after_ms=None, rand=0, retention=RETENTION
+            job,
+            now_ms=100,
+            error="x",
+            unrecoverable=False,
+            retry_after_ms=None,
+            rand=0,
+            retention=RETENTION,
+            aging_ms=AGING,
         ),
-        machine.release(attempt=2, now_ms=100),
+        machine.release(attempt=2, now_ms=100, priority=0, aging_ms=AGING),
         machine.touch(attempt=2, now_ms=100, lease_ms=1_000),
     ]
     assert [t.callback_due_ms for t in unfinished] == [None, None, None]
+
+
+def test_a_job_whose_time_has_come_is_due_in_order_of_hand_out() -> None:
+    """Priority p at ready time t goes as if ready at t - p x aging; not yet due: later."""
+    due = machine.place(ready_at_ms=1_000, now_ms=1_000, priority=2, aging_ms=AGING)
+    assert due.due and due.order == 1_000 - 2 * AGING + machine.ORDER_OFFSET
+    later = machine.place(ready_at_ms=1_001, now_ms=1_000, priority=1_000, aging_ms=AGING)
+    assert not later.due and later.order is None and later.ready_at_ms == 1_001
+    low_but_old = machine.hand_out_order(ready_at_ms=0, priority=0, aging_ms=AGING)
+    high_but_new = machine.hand_out_order(ready_at_ms=AGING + 1, priority=1, aging_ms=AGING)
+    assert low_but_old < high_but_new, "a job that waited longer than an aging interval goes first"
+
+
+def test_strict_priority_outweighs_any_wait_and_every_order_is_positive() -> None:
+    strict = machine.STRICT_AGING_MS
+    old_low = machine.hand_out_order(ready_at_ms=0, priority=-1_000, aging_ms=strict)
+    new_high = machine.hand_out_order(ready_at_ms=2 * 365 * 86_400_000, priority=-999, aging_ms=strict)
+    assert new_high < old_low
+    assert machine.hand_out_order(ready_at_ms=0, priority=1_000, aging_ms=strict) == 0
+    assert old_low < 10**16, "fits the sort key's 16 digits"
+
+
+def test_every_transition_that_puts_a_job_back_chooses_its_place() -> None:
+    job = running(priority=5)
+    retry = machine.fail(
+        job,
+        now_ms=1_000,
+        error="x",
+        unrecoverable=False,
+        retry_after_ms=None,
+        rand=0,
+        retention=RETENTION,
+        aging_ms=AGING,
+    )
+    assert retry.place == machine.Place(due=False, ready_at_ms=1_000 + 2_000), (
+        "a backoff waits in the later lane"
+    )
+    at_once = machine.fail(
+        job,
+        now_ms=1_000,
+        error="x",
+        unrecoverable=False,
+        retry_after_ms=0,
+        rand=0,
+        retention=RETENTION,
+        aging_ms=AGING,
+    )
+    assert at_once.place is not None and at_once.place.due
+    assert at_once.place.order == machine.hand_out_order(ready_at_ms=1_000, priority=5, aging_ms=AGING)
+    release = machine.release(attempt=2, now_ms=1_000, priority=5, aging_ms=AGING)
+    assert release.place == at_once.place
+    back = machine.give_back(job, now_ms=1_000, aging_ms=AGING)
+    assert back.place is not None and back.place.due and back.place.ready_at_ms == 0

@@ -1,0 +1,181 @@
+"""Flow control policies: what a job name's claims may hand out, and in what order.
+
+A space has a default policy (the `policy` map of its settings item) and each job name
+may set fields of its own (the `policy` map of its name item); the policy in force for
+a name is the built-in defaults, then the space's fields, then the name's. Both maps hold
+only the fields someone set, in the API's spelling, with `null` kept as sent: it means
+"no limit" (or, for `agingIntervalMs`, strict priority), which is a choice of its own
+rather than "back to the default".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from shared import limits
+from shared.clock import Clock
+from shared.machine import STRICT_AGING_MS
+from shared.schema import PolicyPatch, RateSpec
+from shared.store import keys
+from shared.store.dynamo import Item
+from shared.store.spaces import SpaceStore
+
+DEFAULT_AGING_INTERVAL_MS = limits.MINUTE_MS
+DEFAULT_PER_KEY_CONCURRENCY = 1
+
+FIELDS = ("concurrency", "rate", "perKeyConcurrency", "perKeyRate", "paused", "agingIntervalMs")
+"""The policy's fields, in the API's spelling and the answer's order."""
+
+
+@dataclass(frozen=True)
+class Rate:
+    """At most `tokens` hand-outs per `interval_ms` on average, in bursts of at most `tokens`."""
+
+    tokens: int
+    interval_ms: int
+
+    def render(self) -> dict[str, int]:
+        return {"tokens": self.tokens, "intervalMs": self.interval_ms}
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The policy in force for one name, every field filled in."""
+
+    concurrency: int | None = None
+    rate: Rate | None = None
+    per_key_concurrency: int | None = DEFAULT_PER_KEY_CONCURRENCY
+    per_key_rate: Rate | None = None
+    paused: bool = False
+    aging_interval_ms: int | None = DEFAULT_AGING_INTERVAL_MS
+
+    @classmethod
+    def of(cls, fields: Mapping[str, Any]) -> Policy:
+        """The built-in defaults with `fields` (stored or API spelling) laid over them."""
+        base = cls()
+        get = fields.get
+        return cls(
+            concurrency=get("concurrency", base.concurrency),
+            rate=_rate(get("rate")) if "rate" in fields else base.rate,
+            per_key_concurrency=get("perKeyConcurrency", base.per_key_concurrency),
+            per_key_rate=_rate(get("perKeyRate")) if "perKeyRate" in fields else base.per_key_rate,
+            paused=bool(get("paused", base.paused)),
+            aging_interval_ms=get("agingIntervalMs", base.aging_interval_ms),
+        )
+
+    @property
+    def aging_ms(self) -> int:
+        """The interval one priority step is worth in the order of hand-out: strict
+        priority is an interval longer than any wait a job can have."""
+        return self.aging_interval_ms if self.aging_interval_ms is not None else STRICT_AGING_MS
+
+    def render(self) -> dict[str, Any]:
+        return {
+            "concurrency": self.concurrency,
+            "rate": self.rate.render() if self.rate else None,
+            "perKeyConcurrency": self.per_key_concurrency,
+            "perKeyRate": self.per_key_rate.render() if self.per_key_rate else None,
+            "paused": self.paused,
+            "agingIntervalMs": self.aging_interval_ms,
+        }
+
+
+def _rate(value: Mapping[str, Any] | None) -> Rate | None:
+    return Rate(int(value["tokens"]), int(value["intervalMs"])) if value else None
+
+
+def merge(
+    space_default: Mapping[str, Any] | None, name_own: Mapping[str, Any] | None
+) -> tuple[Policy, list[str]]:
+    """The policy in force for a name, and the fields the name sets itself (in `FIELDS` order)."""
+    own = dict(name_own or {})
+    policy = Policy.of({**(space_default or {}), **own})
+    return policy, [f for f in FIELDS if f in own]
+
+
+def patch_fields(patch: PolicyPatch) -> dict[str, Any]:
+    """The fields a PATCH sent, as they are stored (nulls kept)."""
+    out: dict[str, Any] = {}
+    for name in FIELDS:
+        if name in patch.model_fields_set:
+            value = getattr(patch, name)
+            out[name] = value.model_dump() if isinstance(value, RateSpec) else value
+    return out
+
+
+@dataclass(frozen=True)
+class SpacePolicies:
+    """The stored policy fields of one space: its default, and each name's own."""
+
+    default: Mapping[str, Any] = field(default_factory=dict)
+    own: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def get(self, name: str) -> Policy:
+        return merge(self.default, self.own.get(name))[0]
+
+    def named(self) -> list[str]:
+        """The names that set a field of their own."""
+        return sorted(n for n, fields in self.own.items() if fields)
+
+    @classmethod
+    def of(cls, items: Mapping[str, Item]) -> SpacePolicies:
+        """From the items of the space's own partition (`SpaceStore.whole`), by sort key."""
+        settings = items.get("settings") or {}
+        own = {
+            sk.removeprefix("name#"): item.get("policy") or {}
+            for sk, item in items.items()
+            if sk.startswith("name#")
+        }
+        return cls(settings.get("policy") or {}, own)
+
+
+class Policies:
+    """Policies read through a short per-process cache (at most a second, as the contract
+    allows): the claim path asks for a space's policies on every look, and one query of
+    the space's own partition answers for the settings and every name at once. A write
+    made through this process drops its space from the cache at once."""
+
+    def __init__(self, store: SpaceStore, clock: Clock, cache_ms: int = limits.SECOND_MS) -> None:
+        self.store = store
+        self.clock = clock
+        self.cache_ms = min(cache_ms, limits.SECOND_MS)
+        self._cache: dict[str, tuple[int, SpacePolicies]] = {}
+
+    def space(self, space: str) -> SpacePolicies:
+        now = self.clock.now_ms()
+        cached = self._cache.get(space)
+        if cached and now - cached[0] < self.cache_ms:
+            return cached[1]
+        policies = SpacePolicies.of(self.store.whole(space))
+        self._cache[space] = (now, policies)
+        return policies
+
+    def get(self, space: str, name: str) -> Policy:
+        return self.space(space).get(name)
+
+    def describe(self, space: str, name: str) -> dict[str, Any]:
+        """A name's policy as the API answers it, read afresh (a write just made shows)."""
+        settings = self.store.settings(space) or {}
+        item = self.store.name_item(space, name) or {}
+        policy, overridden = merge(settings.get("policy"), item.get("policy"))
+        return {"name": name, **policy.render(), "overridden": overridden}
+
+    def patch(self, space: str, name: str, patch: PolicyPatch) -> dict[str, Any]:
+        """Set the fields sent on the name's own policy; the name is listed first if new."""
+        self.store.register_names(space, {name}, self.clock.now_ms())
+        self.store.write_policy(keys.job_name(space, name), patch_fields(patch))
+        self._cache.pop(space, None)
+        return self.describe(space, name)
+
+    def reset(self, space: str, name: str) -> dict[str, Any]:
+        """Every field back to the space's default."""
+        self.store.register_names(space, {name}, self.clock.now_ms())
+        self.store.write_policy(keys.job_name(space, name), None)
+        self._cache.pop(space, None)
+        return self.describe(space, name)
+
+    def forget(self, space: str) -> None:
+        """Drop a space's cached policies (its settings were just written here)."""
+        self._cache.pop(space, None)
