@@ -255,24 +255,7 @@ def write_sequences() -> dict[str, list[str]]:
     return found
 
 
-_ORPHAN_PAYLOAD = (
-    "found by this harness, not one of issue 8's listed defects: a create that dies after "
-    "writing a payload's side item (B#.../payload) and before the job item leaves a side item "
-    "no job names; the retry makes a new job id, and nothing removes the first one's"
-)
-EXPECTED_TO_FAIL: dict[str, str] = dict.fromkeys(
-    [
-        "create-single/after-3-batchput-B.payload",
-        "create-single/before-4-batchput-J",
-        "create-batch/after-3-batchput-B.payload",
-        "create-batch/before-4-s3put-payload",
-        "create-batch/after-4-s3put-payload",
-        "create-batch/before-5-batchput-J",
-        "create-keyed/after-3-batchput-B.payload",
-        "create-keyed/before-4-transact-K+J",
-    ],
-    _ORPHAN_PAYLOAD,
-)
+EXPECTED_TO_FAIL: dict[str, str] = {}
 """Cases that fail on today's code, by id, with the defect that makes them fail. The marks
 are strict: a fix shows up as XPASS, and its marks must go.
 
@@ -280,7 +263,9 @@ Issue 8's defects 4, 5 and 6 once had marks here; their cases now pass:
 `stream-finish-callback-dlq/before-1-put-C` and `tick-callback-unrecorded/*` (4: the
 clock records a delivery the stream never did), `complete-refused-*` (5: a refused
 report writes no value), `create-*/*-transact-S.name+SPACES` (6: a name is listed in one
-transaction with its space)."""
+transaction with its space). So does the payload side item this harness found left behind
+by a create killed between it and its job (`create-*/*-transact-J+B.payload`: they are now
+one transaction)."""
 
 
 @dataclass(frozen=True)
