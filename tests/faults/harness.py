@@ -125,6 +125,15 @@ def _kind(params: dict[str, Any]) -> str:
     return prefix
 
 
+def _unfinished(items: list[dict[str, Any]]) -> bool:
+    """A job still to finish, or a callback still to deliver."""
+    return any(
+        item.get("status") in ("PENDING", "RUNNING") or item.get("state") == "PENDING"
+        for item in items
+        if item["pk"].startswith(("J#", "C#"))
+    )
+
+
 def _stays(item: dict[str, Any]) -> bool:
     pk = item["pk"]
     return any(pk == allowed or pk.startswith(allowed) for allowed in ALLOWED_TO_STAY)
@@ -326,28 +335,31 @@ class World:
                 for job in jobs:
                     self.report(job["id"], job["attempt"], complete={"result": "done"})
             self.bg.stream()
-            if not self._unfinished():
+            items = self.items()
+            if not _unfinished(items):
                 break
             self.clock.advance(6 * MINUTE_MS)  # past the 5-minute default lease and every retry wait
             self.tick_invoke()
-        self.observe()
-        self.read_journals()
+        else:
+            items = self.items()  # as the last tick left them: something is stuck
+        jobs_now = [item for item in items if item["pk"].startswith("J#")]
+        self.observe(jobs_now)
+        self.read_journals(jobs_now)
         self.clock.advance(31 * DAY_MS)  # past both retentions and a callback's day of tries
         self.tick_invoke()
         self.expire_ttl()
         self.bg.stream()  # the REMOVE records: lines, events, values go; tombstones, key TTLs
         self.waiting = [item for item in self.items() if not _stays(item)]
-        # Past every TTL the cleanup set: a tombstone's two days (a key item's day after its
-        # job finished is behind us already), then TTL and the stream once more.
+        # Past every TTL the cleanup set (a tombstone's two days; a key item's day after its
+        # job finished is behind us already): TTL removes them, and the stream sees it.
         self.clock.advance(TOMBSTONE_MS + MINUTE_MS)
-        self.tick_invoke()
-        self.expire_ttl()
+        self.bg.expire_ttl()
         self.bg.stream()
 
-    def read_journals(self, *, most_pages: int = 20) -> None:
-        """Read every job's lines and events as a client pages through them: each listing
-        must come to its end (a `null` cursor), whatever a crash lost."""
-        for item in self.items("J#"):
+    def read_journals(self, jobs: list[dict[str, Any]], *, most_pages: int = 20) -> None:
+        """Read the lines and events of these jobs as a client pages through them: each
+        listing must come to its end (a `null` cursor), whatever a crash lost."""
+        for item in jobs:
             if purged(item, self.clock.now_ms()):
                 continue  # gone for every read already
             job_id = item["sk"]
@@ -367,21 +379,14 @@ class World:
                         break
                     cursor = page["cursor"]
 
-    def observe(self) -> None:
-        """Note every job item as it stands now."""
-        self.final |= {item["sk"]: item for item in self.items("J#")}
+    def observe(self, jobs: list[dict[str, Any]] | None = None) -> None:
+        """Note every job item as it stands now (`jobs`: as just read)."""
+        self.final |= {item["sk"]: item for item in (self.items("J#") if jobs is None else jobs)}
 
     def expire_ttl(self) -> None:
         """DynamoDB's TTL, after noting the jobs it is about to remove."""
         self.observe()
         self.bg.expire_ttl()
-
-    def _unfinished(self) -> bool:
-        return any(
-            item.get("status") in ("PENDING", "RUNNING") or item.get("state") == "PENDING"
-            for item in self.items()
-            if item["pk"].startswith(("J#", "C#"))
-        )
 
     def items(self, prefix: str = "") -> list[dict[str, Any]]:
         """Every item of the table whose pk starts with `prefix` (a scan: tests only)."""
