@@ -151,6 +151,8 @@ class Faults:
 
     def __init__(self) -> None:
         self.log: list[str] = []
+        self.refused: set[int] = set()
+        """The writes (by number) that DynamoDB or S3 refused: nothing of them applied."""
         self.at: int | None = None
         self.when = "after"
         self.dead = False
@@ -159,7 +161,7 @@ class Faults:
     def arm(self, n: int | None, when: str = "after") -> None:
         """Start counting an operation's writes; kill at the n-th (None: never)."""
         assert when in ("before", "after")
-        self.log, self.at, self.when, self.dead = [], n, when, False
+        self.log, self.refused, self.at, self.when, self.dead = [], set(), n, when, False
 
     def revive(self) -> None:
         """A new process: writes go through again, and nothing more is killed."""
@@ -171,7 +173,11 @@ class Faults:
         self.log.append(describe(method, kwargs))
         n = len(self.log)
         if n != self.at:
-            return call()
+            try:
+                return call()
+            except Exception:
+                self.refused.add(n)
+                raise
         self.dead = True
         self.fired = Fired(n, self.when, self.log[-1])
         if self.when == "after":
@@ -312,11 +318,12 @@ class World:
             if delivery is not None and delivery.get("state") != "DELIVERED":
                 self.repeat_allowed.add(job_id)
 
-    def count(self, step: Callable[[], object]) -> list[str]:
-        """The writes `step` makes when nothing fails."""
+    def count(self, step: Callable[[], object]) -> list[tuple[str, bool]]:
+        """The writes `step` makes when nothing fails, each with whether it applied (a
+        write whose condition failed applied nothing)."""
         self.faults.arm(None)
         step()
-        log = list(self.faults.log)
+        log = [(write, n not in self.faults.refused) for n, write in enumerate(self.faults.log, start=1)]
         self.faults.revive()
         return log
 
