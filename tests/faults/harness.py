@@ -1,8 +1,9 @@
 """A crash harness: kill an operation's write sequence at one write, retry as a client (or
 AWS) would, drive everything to its end, and check what must hold.
 
-The service keeps its promises with conditional writes, one item at a time (a keyed
-create's key and job are its one transaction), and with retries that are safe to repeat;
+The service keeps its promises with conditional writes, one item at a time (but for a few
+transactions: a keyed create's key and job, a job and its payload's side item, a job
+name and its space's listing), and with retries that are safe to repeat;
 so what a crash can break is the state between two writes of one operation. `Faults`
 sits between the runtime and its DynamoDB and S3 clients, numbers every write an
 operation makes, and at the n-th one kills the process: either before the write is sent,
@@ -14,8 +15,8 @@ retry, as a new Lambda invocation would start.
 `World` is one fresh service (moto, a `ManualClock`, a callback receiver that counts), with
 ledgers of what the clients saw: every attempt handed out, every id answered, every
 success a callback receiver answered. `World.settle` then plays workers, the stream, the
-clock and DynamoDB's TTL until nothing is left to do, and `World.problems` lists every
-broken promise.
+clock and DynamoDB's TTL until nothing is left to do (past every lease, callback retry,
+retention, key window and tombstone), and `World.problems` lists every broken promise.
 """
 
 from __future__ import annotations
@@ -332,8 +333,11 @@ class World:
     def settle(self, *, rounds: int = 12) -> None:
         """Workers finish what they hold, then claim and complete everything; the stream and
         the clock run, time passes beyond every lease and callback retry; until every job
-        has finished and no callback is pending. Then time passes beyond retention, TTL
-        removes the finished jobs, and the stream and the clock clean up after them."""
+        has finished and no callback is pending (a callback the stream never recorded is
+        found by the clock a grace minute after its job finished). Then time passes beyond
+        retention, TTL removes the finished jobs, and the clock and the stream clean up
+        after them; then beyond the TTLs that cleanup set (a delivery's tombstone, two
+        days; a key item, a day after its job finished), and TTL removes those too."""
         self.bg.stream()
         for job_id, attempt in list(self.held):
             self.report(job_id, attempt, complete={"result": "done"})
