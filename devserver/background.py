@@ -75,7 +75,7 @@ class StreamReader:
             self.iterators[shard_id] = answer.get("NextShardIterator")
             for record in answer.get("Records", []):
                 self.last_sequence[shard_id] = record["dynamodb"]["SequenceNumber"]
-                records.append(_as_lambda_record(record, self.arn))
+                records.append(as_lambda_record(record, self.arn))
         return records
 
     def _resume(self, shard_id: str) -> Any:
@@ -91,7 +91,7 @@ class StreamReader:
         return self.client.get_records(ShardIterator=iterator, Limit=1000)
 
 
-def _as_lambda_record(record: dict[str, Any], arn: str) -> dict[str, Any]:
+def as_lambda_record(record: dict[str, Any], arn: str) -> dict[str, Any]:
     """A GetRecords record as Lambda's event source mapping hands it over: a JSON event,
     so its time is a number and its binary values (`B`, `BS`) base64 text, not bytes."""
     out = dict(record)
