@@ -85,8 +85,9 @@ class JobStore:
         self.blobs.store([r.payload for r in records if r.payload.s3_key is not None])
         plain = [r for r in records if r.job.key is None]
         self.db.batch_put([_item(r) for r in plain if r.payload.side_item is None])
-        for group in transaction_groups([r for r in plain if r.payload.side_item is not None]):
-            self._transact_new([action for r in group for action in _puts(r)])
+        with_side = [_new_items(r) for r in plain if r.payload.side_item is not None]
+        for group in transaction_groups(with_side):
+            self._transact_new([_put(item) for items in group for item in items])
         return [
             self._insert_keyed(space, r, key_released) if r.job.key else Inserted(r.job.id, True)
             for r in records
@@ -122,7 +123,7 @@ class JobStore:
             if taken_from is not None:
                 put_key["ExpressionAttributeValues"] = values({":held": taken_from})
             try:
-                self.db.transact([{"Put": put_key}, *_puts(record)])
+                self.db.transact([{"Put": put_key}, *map(_put, _new_items(record))])
                 return Inserted(job.id, True)
             except TransactionConflict as conflict:
                 codes = {r["code"] for r in conflict.reasons}
@@ -393,24 +394,27 @@ TRANSACTION_BYTES = 4_000_000 - 100_000
 margin for `approximate_size`'s error)."""
 
 
-def _puts(record: NewRecord) -> list[dict[str, Any]]:
-    """The puts that make a new job: its item, and its payload's side item if it has one."""
-    items = [_item(record)] + ([record.payload.side_item] if record.payload.side_item else [])
-    return [{"Put": {"Item": serialize(item)}} for item in items]
+def _new_items(record: NewRecord) -> list[Item]:
+    """What a new job is: its item, and its payload's side item if it has one."""
+    return [_item(record)] + ([record.payload.side_item] if record.payload.side_item else [])
 
 
-def transaction_groups(records: list[NewRecord]) -> list[list[NewRecord]]:
-    """New jobs in groups whose puts fit one transaction each (a job is never split)."""
-    groups: list[list[NewRecord]] = []
+def _put(item: Item) -> dict[str, Any]:
+    return {"Put": {"Item": serialize(item)}}
+
+
+def transaction_groups(jobs: list[list[Item]]) -> list[list[list[Item]]]:
+    """New jobs (each the items that make it) in groups that fit one transaction each: a
+    job is never split."""
+    groups: list[list[list[Item]]] = []
     actions = size = 0
-    for record in records:
-        own = 2 if record.payload.side_item else 1
-        weight = approximate_size(_item(record)) + approximate_size(record.payload.side_item or {})
-        if not groups or actions + own > TRANSACTION_ACTIONS or size + weight > TRANSACTION_BYTES:
+    for items in jobs:
+        weight = sum(approximate_size(item) for item in items)
+        if not groups or actions + len(items) > TRANSACTION_ACTIONS or size + weight > TRANSACTION_BYTES:
             groups.append([])
             actions = size = 0
-        groups[-1].append(record)
-        actions += own
+        groups[-1].append(items)
+        actions += len(items)
         size += weight
     return groups
 

@@ -5,46 +5,34 @@ from __future__ import annotations
 
 import random
 
-from shared.machine import Backoff, Job, JobStatus
-from shared.store.blobs import pack
 from shared.store.codec import approximate_size
-from shared.store.jobs import TRANSACTION_ACTIONS, TRANSACTION_BYTES, NewRecord, _item, transaction_groups
+from shared.store.dynamo import Item
+from shared.store.jobs import TRANSACTION_ACTIONS, TRANSACTION_BYTES, transaction_groups
 
 
-def record(n: int, payload_bytes: int) -> NewRecord:
-    job = Job(
-        id=f"01J{n:023d}",
-        space="s",
-        name="n",
-        status=JobStatus.PENDING,
-        attempt=0,
-        failures=0,
-        max_attempts=4,
-        timeout_ms=60_000,
-        backoff=Backoff("exponential", 1_000, 3_600_000, False),
-        created_at_ms=0,
-        run_at_ms=0,
-    )
-    raw = random.Random(n).randbytes(payload_bytes // 2).hex().encode()
-    return NewRecord(job, pack("s", job.id, "payload", raw, room=500))
+def new_job(n: int, side_bytes: int) -> list[Item]:
+    """A job item and its payload's side item, as `JobStore.insert` writes them."""
+    job_id = f"01J{n:023d}"
+    job = {"pk": f"J#s#{n % 8}", "sk": job_id, "name": "n", "status": "PENDING", "payloadRef": "item"}
+    side = {"pk": f"B#s#{job_id}", "sk": "payload", "data": random.Random(n).randbytes(side_bytes)}
+    return [job, side]
 
 
-def weight(r: NewRecord) -> int:
-    return approximate_size(_item(r)) + approximate_size(r.payload.side_item or {})
+def weight(job: list[Item]) -> int:
+    return sum(approximate_size(item) for item in job)
 
 
 def test_at_most_100_actions_a_transaction() -> None:
-    records = [record(n, 1_500) for n in range(120)]
-    groups = transaction_groups(records)
+    jobs = [new_job(n, 1_000) for n in range(120)]
+    groups = transaction_groups(jobs)
     assert [len(g) for g in groups] == [50, 50, 20], "two puts a job"
-    assert [r for g in groups for r in g] == records, "every job once, in order"
+    assert [job for g in groups for job in g] == jobs, "every job once, in order, whole"
 
 
 def test_at_most_4_mb_a_transaction() -> None:
-    records = [record(n, 600_000) for n in range(30)]
-    assert all(r.payload.side_item and weight(r) > 250_000 for r in records)
-    groups = transaction_groups(records)
-    assert len(groups) > 1 and [r for g in groups for r in g] == records
+    jobs = [new_job(n, 340_000) for n in range(30)]
+    groups = transaction_groups(jobs)
+    assert len(groups) > 1 and [job for g in groups for job in g] == jobs
     for group in groups:
-        assert sum(weight(r) for r in group) <= TRANSACTION_BYTES < 4_000_000
-        assert 2 * len(group) <= TRANSACTION_ACTIONS
+        assert sum(weight(job) for job in group) <= TRANSACTION_BYTES < 4_000_000
+        assert sum(len(job) for job in group) <= TRANSACTION_ACTIONS
