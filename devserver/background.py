@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import base64
 import importlib
 import sys
 import threading
@@ -74,7 +75,7 @@ class StreamReader:
             self.iterators[shard_id] = answer.get("NextShardIterator")
             for record in answer.get("Records", []):
                 self.last_sequence[shard_id] = record["dynamodb"]["SequenceNumber"]
-                records.append(_as_lambda_record(record, self.arn))
+                records.append(as_lambda_record(record, self.arn))
         return records
 
     def _resume(self, shard_id: str) -> Any:
@@ -90,16 +91,33 @@ class StreamReader:
         return self.client.get_records(ShardIterator=iterator, Limit=1000)
 
 
-def _as_lambda_record(record: dict[str, Any], arn: str) -> dict[str, Any]:
-    """A GetRecords record as Lambda's event source mapping hands it over."""
+def as_lambda_record(record: dict[str, Any], arn: str) -> dict[str, Any]:
+    """A GetRecords record as Lambda's event source mapping hands it over: a JSON event,
+    so its time is a number and its binary values (`B`, `BS`) base64 text, not bytes."""
     out = dict(record)
     data = dict(out.get("dynamodb", {}))
     created = data.get("ApproximateCreationDateTime")
     if created is not None and not isinstance(created, int | float):
         data["ApproximateCreationDateTime"] = created.timestamp()
+    for image in ("Keys", "NewImage", "OldImage"):
+        if image in data:
+            data[image] = {name: _as_json(value) for name, value in data[image].items()}
     out["dynamodb"] = data
     out["eventSourceARN"] = arn
     return out
+
+
+def _as_json(value: dict[str, Any]) -> dict[str, Any]:
+    """One attribute value as JSON carries it: bytes in base64."""
+    if isinstance(value.get("B"), bytes):
+        return {"B": base64.b64encode(value["B"]).decode()}
+    if "BS" in value:
+        return {"BS": [base64.b64encode(v).decode() if isinstance(v, bytes) else v for v in value["BS"]]}
+    if "M" in value:
+        return {"M": {k: _as_json(v) for k, v in value["M"].items()}}
+    if "L" in value:
+        return {"L": [_as_json(v) for v in value["L"]]}
+    return value
 
 
 def deliver(records: list[dict[str, Any]], *, batch_size: int = 100, attempts: int = 3) -> None:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import os
 import threading
 from typing import Any
 
 import boto3
+import moto.dynamodb.models as ddb_models
 from moto.dynamodb.models import DynamoDBBackend
+from moto.dynamodb.models.table import Table
 
 from shared.clock import Clock, SystemClock
 from shared.queue import QueueConfig
@@ -67,6 +71,7 @@ def keep_streams_through_rollbacks() -> None:
     if getattr(original, "keeps_streams", False):
         return
 
+    @functools.wraps(original)  # with its marks: each patch is made once, in either order
     def transact_write_items(self: Any, transact_items: Any) -> None:
         shards = {
             name: (table.stream_shard, len(table.stream_shard.items))
@@ -85,6 +90,48 @@ def keep_streams_through_rollbacks() -> None:
             raise
 
     transact_write_items.keeps_streams = True  # type: ignore[attr-defined]
+    DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
+
+
+class _BackupOnce(threading.local):
+    """Stands in for the `copy` module inside moto's DynamoDB models. moto backs up every
+    table a transaction touches with a deep copy (its stream's records included) once
+    per action, before any action runs: a transaction of 100 puts copied a large table
+    100 times over, the same state each time. Inside one transaction the first copy of
+    each table serves every action; elsewhere this is `copy` itself."""
+
+    def __init__(self) -> None:
+        self.backups: dict[int, Any] | None = None
+
+    def deepcopy(self, value: Any, memo: Any = None) -> Any:
+        if self.backups is None or not isinstance(value, Table):
+            return copy.deepcopy(value, memo)
+        if id(value) not in self.backups:
+            self.backups[id(value)] = copy.deepcopy(value)
+        return self.backups[id(value)]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(copy, name)
+
+
+def one_backup_per_transaction() -> None:
+    """Make moto back up each table once per transaction, not once per action (see
+    `_BackupOnce`): the rollback is the same, the copying a hundredth."""
+    original = DynamoDBBackend.transact_write_items
+    if getattr(original, "backs_up_once", False):
+        return
+    shim = _BackupOnce()
+    ddb_models.copy = shim  # type: ignore[assignment]
+
+    @functools.wraps(original)  # with its marks: each patch is made once, in either order
+    def transact_write_items(self: Any, transact_items: Any) -> None:
+        shim.backups = {}
+        try:
+            original(self, transact_items)
+        finally:
+            shim.backups = None
+
+    transact_write_items.backs_up_once = True  # type: ignore[attr-defined]
     DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
 
 
@@ -116,6 +163,7 @@ def build_runtime(
     local_environment()
     if not dynamodb_endpoint:
         keep_streams_through_rollbacks()
+        one_backup_per_transaction()
     lock = threading.Lock()
     raw_ddb = boto3.client("dynamodb", region_name=REGION, endpoint_url=dynamodb_endpoint)
     ensure_table(raw_ddb)

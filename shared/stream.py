@@ -9,6 +9,7 @@ so its finish record replayed after the removal starts nothing.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -40,8 +41,8 @@ class JobChange:
             return None
         space = pk.split("#")[1]
         job_id = data["Keys"]["sk"]["S"]
-        old = deserialize(data["OldImage"]) if data.get("OldImage") else None
-        new = deserialize(data["NewImage"]) if data.get("NewImage") else None
+        old = _image(data["OldImage"]) if data.get("OldImage") else None
+        new = _image(data["NewImage"]) if data.get("NewImage") else None
         return cls(record.get("eventName", ""), space, job_id, old, new)
 
     @property
@@ -56,6 +57,24 @@ class JobChange:
     @property
     def removed(self) -> bool:
         return self.event == "REMOVE" and self.old is not None
+
+
+def _image(wire: Mapping[str, Any]) -> Item:
+    """An item image of a record. Lambda's event is JSON: a binary value (`B`, `BS`: a
+    compressed payload, result or error) comes as base64 text, which boto3 would refuse."""
+    return deserialize({name: _binary(value) for name, value in wire.items()})
+
+
+def _binary(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    if isinstance(value.get("B"), str):
+        return {"B": base64.b64decode(value["B"])}
+    if "BS" in value:
+        return {"BS": [base64.b64decode(v) if isinstance(v, str) else v for v in value["BS"]]}
+    if "M" in value:
+        return {"M": {k: _binary(v) for k, v in value["M"].items()}}
+    if "L" in value:
+        return {"L": [_binary(v) for v in value["L"]]}
+    return value
 
 
 class StreamProcessor:

@@ -105,7 +105,9 @@ class Blobs:
         self.bucket = bucket
 
     def store(self, values: list[Packed]) -> None:
-        """Write what lives outside the job item; call before the job item that points at it."""
+        """Write what lives outside the job item; call before the job item that points at
+        it. (A new job's payload side item is not written here but in the job's own
+        transaction: `JobStore.insert`.)"""
         side = [v.side_item for v in values if v.side_item]
         if side:
             self.db.batch_put(side)
@@ -130,9 +132,9 @@ class Blobs:
             elif kind == "s3":
                 out[i] = self._s3_get(s3_key(space, item["sk"], place))
         if side:
-            # Side items never change once written, and are written before the job that
-            # points at them: an eventually consistent read (half the price) almost always
-            # finds them, and a strong read fetches the few it missed.
+            # Side items never change once written, and are written no later than the job
+            # that points at them: an eventually consistent read (half the price) almost
+            # always finds them, and a strong read fetches the few it missed.
             wanted_keys = [keys.blob(space, job_id, place) for job_id, place in side]
             found = self.db.batch_get(wanted_keys, consistent=False)
             seen = {(row["pk"], row["sk"]) for row in found}

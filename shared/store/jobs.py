@@ -17,7 +17,14 @@ from shared.machine import MAX_PRIORITY, Job, JobStatus, Place, Transition, hand
 from shared.machine import claim as claim_transition
 from shared.store import keys
 from shared.store.blobs import Blobs, Packed
-from shared.store.codec import UpdateBuilder, job_from_item, job_item, transition_update, ttl_seconds
+from shared.store.codec import (
+    UpdateBuilder,
+    approximate_size,
+    job_from_item,
+    job_item,
+    transition_update,
+    ttl_seconds,
+)
 from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize, values
 from shared.store.leases import LeaseBook
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE
@@ -97,14 +104,34 @@ class JobStore:
     ) -> list[Inserted]:
         """Store new jobs. A job with a key takes the key in the same transaction as it is
         written, so two racing creates with one key make one job; `key_released` says
-        whether the job holding a key has let it go."""
-        self.blobs.store([r.payload for r in records])
+        whether the job holding a key has let it go.
+
+        A payload in a side item is written in the job's own transaction, so a crash can
+        never leave one without its job (at twice the writes: a transaction's price); a
+        payload in the job item goes in a plain batch. An S3 payload is written first: an
+        object whose job never came is left to the bucket's lifecycle rule."""
+        self.blobs.store([r.payload for r in records if r.payload.s3_key is not None])
         plain = [r for r in records if r.job.key is None]
-        self.db.batch_put([_item(r) for r in plain])
+        self.db.batch_put([_item(r) for r in plain if r.payload.side_item is None])
+        with_side = [_new_items(r) for r in plain if r.payload.side_item is not None]
+        for group in transaction_groups(with_side):
+            self._transact_new([_put(item) for items in group for item in items])
         return [
             self._insert_keyed(space, r, key_released) if r.job.key else Inserted(r.job.id, True)
             for r in records
         ]
+
+    def _transact_new(self, actions: list[dict[str, Any]]) -> None:
+        """Write new items in one transaction, again while another one touches them."""
+        for _ in range(8):
+            try:
+                self.db.transact(actions)
+                return
+            except TransactionConflict as conflict:
+                codes = {str(r["code"]) for r in conflict.reasons}
+                if codes - {"None", "TransactionConflict"}:
+                    raise RuntimeError(f"job insert refused: {sorted(codes)}") from None
+        raise RuntimeError("a job insert stayed contended; try again")
 
     def _insert_keyed(
         self, space: str, record: NewRecord, key_released: Callable[[KeyHold], bool]
@@ -124,7 +151,7 @@ class JobStore:
             if taken_from is not None:
                 put_key["ExpressionAttributeValues"] = values({":held": taken_from})
             try:
-                self.db.transact([{"Put": put_key}, {"Put": {"Item": serialize(_item(record))}}])
+                self.db.transact([{"Put": put_key}, *map(_put, _new_items(record))])
                 return Inserted(job.id, True)
             except TransactionConflict as conflict:
                 codes = {r["code"] for r in conflict.reasons}
@@ -137,8 +164,9 @@ class JobStore:
                 taken_from = None
                 continue
             if not key_released(KeyHold(holder, self.db.get(keys.job(space, holder["jobId"])))):
-                # This job will never be: its payload, stored first, has nobody to remove it.
-                self.blobs.delete(space, job.id, _item(record))
+                if record.payload.s3_key is not None:
+                    # This job will never be: its S3 payload, stored first, has nobody to remove it.
+                    self.blobs.delete(space, job.id, _item(record))
                 return Inserted(holder["jobId"], False)
             taken_from = holder["jobId"]
         raise RuntimeError(f"the key of job {job.id} stayed contended; try again")
@@ -453,6 +481,37 @@ def _item(record: NewRecord) -> Item:
     return job_item(
         record.job, record.payload.attributes | {"payloadBytes": record.payload.size}, record.place
     )
+
+
+TRANSACTION_ACTIONS = 100
+TRANSACTION_BYTES = 4_000_000 - 100_000
+"""DynamoDB's limits on one TransactWriteItems: 100 actions, 4 MB of items in all (less a
+margin for `approximate_size`'s error)."""
+
+
+def _new_items(record: NewRecord) -> list[Item]:
+    """What a new job is: its item, and its payload's side item if it has one."""
+    return [_item(record)] + ([record.payload.side_item] if record.payload.side_item else [])
+
+
+def _put(item: Item) -> dict[str, Any]:
+    return {"Put": {"Item": serialize(item)}}
+
+
+def transaction_groups(jobs: list[list[Item]]) -> list[list[list[Item]]]:
+    """New jobs (each the items that make it) in groups that fit one transaction each: a
+    job is never split."""
+    groups: list[list[list[Item]]] = []
+    actions = size = 0
+    for items in jobs:
+        weight = sum(approximate_size(item) for item in items)
+        if not groups or actions + len(items) > TRANSACTION_ACTIONS or size + weight > TRANSACTION_BYTES:
+            groups.append([])
+            actions = size = 0
+        groups[-1].append(items)
+        actions += len(items)
+        size += weight
+    return groups
 
 
 def _json(raw: bytes | None) -> Any:

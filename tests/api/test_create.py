@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
+from typing import Any
 
 import pytest
 
@@ -156,6 +158,70 @@ def test_a_repeated_key_keeps_nothing_of_its_payload(rt: Runtime, api: Api, size
     assert [i["pk"]["S"] for i in side] + [o["Key"] for o in objects] == (
         [f"B#billing#{first}"] if size < 10_000 else [f"billing/{first}/payload"]
     )
+
+
+class JobWritesFail:
+    """A DynamoDB client whose writes fail once they reach a job item, as a store fault
+    between a create's writes would: what the create wrote before stays."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def batch_write_item(self, **kwargs: Any) -> Any:
+        self._refuse(json.dumps(kwargs["RequestItems"], default=str))
+        return self._client.batch_write_item(**kwargs)
+
+    def transact_write_items(self, **kwargs: Any) -> Any:
+        self._refuse(json.dumps(kwargs["TransactItems"], default=str))
+        return self._client.transact_write_items(**kwargs)
+
+    @staticmethod
+    def _refuse(request: str) -> None:
+        if '"J#' in request:
+            raise RuntimeError("the store failed")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"name": "n", "payload": "x"},
+        {"name": "n", "key": "k", "payload": "x"},
+        [{"name": "n", "payload": "x"}, {"name": "n", "payload": "x"}],
+    ],
+    ids=["single", "keyed", "batch"],
+)
+def test_a_store_fault_before_the_job_leaves_no_payload_behind(
+    rt: Runtime, api: Api, monkeypatch: pytest.MonkeyPatch, body: Any
+) -> None:
+    """A payload too large for the job item but not for a side item must not outlive a
+    create that failed before its job was written: no job would ever point at it."""
+    payload = os.urandom(1_500).hex()
+    for job in body if isinstance(body, list) else [body]:
+        job["payload"] = payload
+    api.post(JOBS, {"name": "n"})  # the name is listed: the create's first writes succeed
+    monkeypatch.setattr(rt.db, "client", JobWritesFail(rt.db.client))
+    assert api.post(JOBS, body).status == 500
+    monkeypatch.undo()
+    side = rt.dynamodb.scan(
+        TableName=rt.table,
+        FilterExpression="begins_with(pk, :b)",
+        ExpressionAttributeValues={":b": {"S": "B#"}},
+    )["Items"]
+    assert side == [], "a side item with no job to remove it"
+    assert count_jobs(api) == 1
+
+
+def test_a_batch_of_side_item_payloads_spans_transactions(api: Api) -> None:
+    """Each job and its payload's side item are one transaction's two puts; a transaction
+    holds at most 100 actions, so 60 such jobs take two."""
+    payloads = [os.urandom(1_500).hex() for _ in range(60)]
+    answer = api.post(JOBS, [{"name": "n", "payload": p} for p in payloads])
+    assert answer.status == 200
+    ids = [j["id"] for j in answer.body["jobs"]]
+    assert [api.get(f"{JOBS}/{i}").body["payload"] for i in ids] == payloads
 
 
 def test_a_key_repeated_inside_one_batch(api: Api) -> None:

@@ -232,6 +232,24 @@ def test_the_first_try_uses_the_finished_job_from_the_stream_record(
     assert receiver.bodies()[0]["result"] == {"ok": True}
 
 
+def test_records_carry_binary_values_in_base64_as_lambda_hands_them_over(
+    api: Api, bg: Background, receiver: Receiver
+) -> None:
+    """Lambda's event carries a binary attribute (a compressed payload or result in the job
+    item) as a base64 string, not bytes: the stream must read it either way."""
+    result = {"pages": ["rendered"] * 100}  # over the item's room for a result, tiny compressed
+    finish(api, {"complete": {"result": result}}, payload={"pages": ["page"] * 200})
+    records = bg.records()
+    images = [
+        r["dynamodb"].get("NewImage") or {}
+        for r in records
+        if r["dynamodb"]["Keys"]["pk"]["S"].startswith("J#")
+    ]
+    assert isinstance(images[-1]["resultZ"]["B"], str) and isinstance(images[-1]["payloadZ"]["B"], str)
+    bg.stream(records)
+    assert [body["result"] for body in receiver.bodies()] == [result]
+
+
 def test_a_receiver_that_drips_its_answer_is_abandoned_at_the_deadline(
     api: Api, rt: Runtime, bg: Background, clock: ManualClock, drip: DripServer
 ) -> None:
