@@ -71,6 +71,9 @@ class GatewayHandler(BaseHTTPRequestHandler):
 class DevServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # The standard library listens with a backlog of 5: a burst of workers connecting at once
+    # (a load test, a pool starting) had connections reset. The kernel caps it (somaxconn).
+    request_queue_size = 1024
 
     def __init__(self, host: str, port: int, *, verbose: bool = False) -> None:
         super().__init__((host, port), GatewayHandler)

@@ -9,6 +9,7 @@ from typing import Any
 import boto3
 from moto.dynamodb.models import DynamoDBBackend
 
+from devserver.embedded import compat as embedded
 from shared.clock import Clock, SystemClock
 from shared.queue import QueueConfig
 from shared.runtime import Runtime
@@ -102,6 +103,17 @@ def ensure_table(client: Any, table: str = TABLE) -> None:
         )
 
 
+def embedded_dynamodb(*, fast: bool) -> Any:
+    """The in-memory DynamoDB's client: boto3 into moto, or (`fast`, with the moto version it
+    was written for) moto's backend called directly, with per-partition queries
+    (devserver.embedded; proven equal to the former by tests/local/test_conformance.py)."""
+    if fast and embedded.supported():
+        from devserver.embedded.client import DirectDynamoDB  # noqa: PLC0415 - imports moto internals
+
+        return DirectDynamoDB(REGION)
+    return boto3.client("dynamodb", region_name=REGION)
+
+
 def build_runtime(
     *,
     clock: Clock | None = None,
@@ -110,14 +122,19 @@ def build_runtime(
     queue_config: QueueConfig | None = None,
     settings_cache_ms: int = 0,
     http: Any = None,
+    fast: bool = False,
 ) -> Runtime:
     """Clients, table and bucket for local use; call inside an active moto mock unless
-    `dynamodb_endpoint` names a real DynamoDB-compatible endpoint."""
+    `dynamodb_endpoint` names a real DynamoDB-compatible endpoint. `fast`: the embedded
+    DynamoDB without botocore, with per-partition queries (what `emit dev` runs)."""
     local_environment()
     if not dynamodb_endpoint:
         keep_streams_through_rollbacks()
     lock = threading.Lock()
-    raw_ddb = boto3.client("dynamodb", region_name=REGION, endpoint_url=dynamodb_endpoint)
+    if dynamodb_endpoint:
+        raw_ddb = boto3.client("dynamodb", region_name=REGION, endpoint_url=dynamodb_endpoint)
+    else:
+        raw_ddb = embedded_dynamodb(fast=fast)
     ensure_table(raw_ddb)
     dynamodb = raw_ddb if dynamodb_endpoint else Serialized(raw_ddb, lock)
     s3 = boto3.client("s3", region_name=REGION)

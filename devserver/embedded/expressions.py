@@ -1,0 +1,191 @@
+"""Condition and update expressions for the fast path, parsed once per shape instead of on
+every call.
+
+Conditions are parsed by moto's own parser, once per (expression, names, value placeholders),
+with stand-in values; each call then swaps its own values into a copy of that tree. The tree
+is moto's (its Op and Func classes), so a condition decides exactly as in moto. A tree with
+BETWEEN is not kept: moto checks its bounds' types while parsing.
+
+Update expressions are parsed here, for the forms the store writes: `SET name = :value`,
+`REMOVE name` and `ADD name :number` on top-level attributes. Anything else (nested paths,
+functions, arithmetic, DELETE, sets) is not parsed (None), and the caller leaves the whole
+call to moto.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from moto.dynamodb.comparisons import (
+    AttributeValue,
+    Func,
+    FuncBetween,
+    Op,
+    Operand,
+    create_condition_expression_parser,
+)
+from moto.dynamodb.parsing.reserved_keywords import ReservedKeywords
+
+_MARK = "\x00emit-placeholder\x00"
+
+
+@dataclass(frozen=True)
+class Condition:
+    tree: Op | Func
+    names: frozenset[str]
+    """Expression attribute names (#x) and plain attribute names it refers to."""
+    values: frozenset[str]
+    """Expression attribute values (:x) it refers to."""
+    holes: bool
+    """Whether any value is to be swapped in."""
+
+    def bind(self, values: dict[str, Any] | None) -> Op | Func:
+        """The tree with this call's values."""
+        if not self.holes:
+            return self.tree
+        return _bind(self.tree, values or {})  # type: ignore[return-value]
+
+
+_conditions: dict[tuple[Any, ...], Condition | None] = {}
+
+
+def condition(
+    expression: str | None, names: dict[str, str] | None, values: dict[str, Any] | None
+) -> Condition | None:
+    """The parsed condition, or None when moto's parser refuses it (the caller lets moto answer,
+    with moto's error) or it is of a kind not kept."""
+    key = (expression, tuple(sorted((names or {}).items())), tuple(sorted(values or {})))
+    if key in _conditions:
+        return _conditions[key]
+    stand_ins = {name: {"S": f"{_MARK}{name}"} for name in values or {}}
+    parser = create_condition_expression_parser(expression, names or {}, stand_ins)
+    try:
+        tree = parser.parse()
+    except Exception:
+        found = None
+    else:
+        found = (
+            None
+            if _has(tree, FuncBetween)
+            else Condition(
+                tree,
+                frozenset(parser.expr_attr_names_found),
+                frozenset(parser.expr_attr_values_found),
+                bool(parser.expr_attr_values_found),
+            )
+        )
+    if len(_conditions) > 10_000:
+        _conditions.clear()
+    _conditions[key] = found
+    return found
+
+
+def _children(node: Any) -> list[tuple[str, Any]]:
+    return [(k, v) for k, v in vars(node).items() if isinstance(v, Op | Func | Operand | tuple | list)]
+
+
+def _has(node: Any, kind: type) -> bool:
+    if isinstance(node, kind):
+        return True
+    for _, child in _children(node):
+        items = child if isinstance(child, tuple | list) else [child]
+        if any(isinstance(c, Op | Func | Operand) and _has(c, kind) for c in items):
+            return True
+    return False
+
+
+def _bind(node: Any, values: dict[str, Any]) -> Any:
+    if isinstance(node, AttributeValue):
+        if node.type == "S" and isinstance(node.value, str) and node.value.startswith(_MARK):
+            return AttributeValue(values[node.value[len(_MARK) :]])
+        return node
+    if not isinstance(node, Op | Func):
+        return node
+    bound = copy.copy(node)
+    for name, child in _children(node):
+        if isinstance(child, tuple | list):
+            setattr(bound, name, type(child)(_bind(c, values) for c in child))
+        else:
+            setattr(bound, name, _bind(child, values))
+    return bound
+
+
+# -- updates ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str
+    """SET, REMOVE or ADD."""
+    path: str
+    """The attribute as written: `#name` or a plain name."""
+    value: str | None
+    """The value placeholder (`:v`) of SET and ADD."""
+
+
+@dataclass(frozen=True)
+class Update:
+    actions: tuple[Action, ...]
+    names: frozenset[str]
+    """The `#name` placeholders it uses."""
+    values: frozenset[str]
+
+
+_NAME = r"(?:#[A-Za-z0-9_]+|[A-Za-z][A-Za-z0-9_]*)"
+_VALUE = r":[A-Za-z0-9_]+"
+_CLAUSE = re.compile(r"\s*(?<![#:\w])(SET|REMOVE|ADD)\s+", re.IGNORECASE)
+_SET = re.compile(rf"\s*({_NAME})\s*=\s*({_VALUE})\s*")
+_REMOVE = re.compile(rf"\s*({_NAME})\s*")
+_ADD = re.compile(rf"\s*({_NAME})\s+({_VALUE})\s*")
+_KEYWORDS = {"SET", "REMOVE", "ADD", "DELETE"}
+_updates: dict[str, Update | None] = {}
+
+
+def update(expression: str) -> Update | None:
+    """The actions of an update expression in the forms handled here, in written order."""
+    if expression in _updates:
+        return _updates[expression]
+    found = _parse_update(expression)
+    if len(_updates) > 10_000:
+        _updates.clear()
+    _updates[expression] = found
+    return found
+
+
+def _parse_update(expression: str) -> Update | None:
+    clauses = list(_CLAUSE.finditer(expression))
+    if not clauses or clauses[0].start() != 0 or expression[: clauses[0].start()].strip():
+        return None
+    kinds = [c.group(1).upper() for c in clauses]
+    if len(set(kinds)) != len(kinds):
+        return None
+    actions: list[Action] = []
+    for i, clause in enumerate(clauses):
+        end = clauses[i + 1].start() if i + 1 < len(clauses) else len(expression)
+        body = expression[clause.end() : end]
+        pattern = {"SET": _SET, "REMOVE": _REMOVE, "ADD": _ADD}[kinds[i]]
+        for part in body.split(","):
+            matched = pattern.fullmatch(part)
+            if matched is None:
+                return None
+            path = matched.group(1)
+            if not path.startswith("#") and (path.upper() in _reserved() or path.upper() in _KEYWORDS):
+                return None
+            actions.append(Action(kinds[i], path, matched.group(2) if matched.lastindex == 2 else None))
+    return Update(
+        tuple(actions),
+        frozenset(a.path for a in actions if a.path.startswith("#")),
+        frozenset(a.value for a in actions if a.value is not None),
+    )
+
+
+_reserved_words: set[str] = set()
+
+
+def _reserved() -> set[str]:
+    if not _reserved_words:
+        _reserved_words.update(w.upper() for w in ReservedKeywords.get_reserved_keywords())
+    return _reserved_words
