@@ -48,6 +48,8 @@ def _outcome(call: Any, params: dict[str, Any]) -> Outcome:
     except ClientError as exc:
         response = {k: v for k, v in exc.response.items() if k != "ResponseMetadata"}
         return Outcome(error=(type(exc).__name__, response), exception=exc)
+    except Exception as exc:  # moto's own failures (a KeyError on an unknown #name) count too
+        return Outcome(error=(type(exc).__name__, str(exc)), exception=exc)
     return Outcome(answer={k: v for k, v in answer.items() if k != "ResponseMetadata"})
 
 
@@ -138,3 +140,9 @@ def tee_runtime(clock: Clock, http: httpx.Client | None = None) -> tuple[Runtime
         http=http,
     )
     return runtime, tee
+
+
+def table_items(account: str) -> list[dict[str, Any]]:
+    """Every item of the table, in key order, as stored."""
+    table = dynamodb_backends[account][REGION].tables[TABLE]
+    return [item.to_json()["Attributes"] for item in table.all_items()]
