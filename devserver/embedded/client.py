@@ -28,6 +28,8 @@ boto3 into plain moto and requires the same answers, items and stream records.
 
 from __future__ import annotations
 
+import base64
+import copy
 import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal
@@ -231,7 +233,7 @@ class DirectDynamoDB:
         # Item() refuses an item over its limit as it adds the attribute that passes it: the
         # same limit, measured once at the end (the measure only grows).
         item = partitions.build_item(*keys, attrs)
-        if item.size() > partitions.MAX_ITEM_SIZE:
+        if partitions.size(item) > partitions.MAX_ITEM_SIZE:
             return None
         return item
 
@@ -345,13 +347,7 @@ class DirectDynamoDB:
             )
             item = table.get_item(hash_key, range_key)
         assert item is not None
-        for kind, name, value in actions:
-            if kind == "REMOVE":
-                item.attrs.pop(name, None)
-            elif kind == "SET":
-                dict.__setitem__(item.attrs, name, value)
-            else:
-                dict.__setitem__(item.attrs, name, item.attrs.get(name, DynamoType({"N": "0"})) + value)
+        _apply(item, actions)
         parts.reconcile_item(item.hash_key, item.range_key, item)
         if table.stream_shard is not None:
             table.stream_shard.add(before, item)
@@ -359,8 +355,8 @@ class DirectDynamoDB:
             "ConsumedCapacity": {"TableName": table.name, "CapacityUnits": _UPDATE_CAPACITY}
         }
         if returns == "ALL_NEW":
-            answer["Attributes"] = item.to_json()["Attributes"]
-        return dynamo_to_dict(answer)
+            answer["Attributes"] = _attributes(item)
+        return answer
 
     # -- DeleteItem -----------------------------------------------------------------------
 
@@ -653,7 +649,7 @@ def _fits(
     the item never over moto's size limit on the way (bounded from above)."""
     attrs = item.attrs if item is not None else {}
     bound = (
-        item.size()
+        partitions.size(item)
         if item is not None
         else sum(bytesize(n) + k.size() for n, k in zip(table.table_key_attrs, key, strict=True))
     )
@@ -670,14 +666,58 @@ def _fits(
     return bound <= partitions.MAX_ITEM_SIZE
 
 
+def _apply(item: Item, actions: list[tuple[str, str, DynamoType | None]]) -> None:
+    """moto's executors for these actions (SetExecutor, RemoveExecutor, AddExecutor of a
+    number), keeping the item's measured size up to date as they go."""
+    measured = partitions.size(item)
+    attrs = item.attrs
+    for kind, name, value in actions:
+        old = attrs.get(name)
+        if old is not None:
+            measured -= bytesize(name) + old.size()
+        if kind == "REMOVE":
+            if old is not None:
+                dict.__delitem__(attrs, name)
+            continue
+        assert value is not None
+        new = value if kind == "SET" else (old if old is not None else DynamoType({"N": "0"})) + value
+        dict.__setitem__(attrs, name, new)
+        measured += bytesize(name) + new.size()
+    item.__dict__[partitions.SIZE] = measured
+
+
+def _attributes(item: Item) -> dict[str, Any]:
+    """dynamo_to_dict(item.to_json()["Attributes"]): what moto answers for an item."""
+    out: dict[str, Any] = {}
+    for name, value in item.attrs.items():
+        inner = value.value
+        if isinstance(inner, dict | list):
+            out[name] = _regular(value)
+        else:
+            out[name] = {value.type: inner}
+    return out
+
+
+def _regular(value: DynamoType) -> dict[str, Any]:
+    """DynamoType.to_regular_json() (a deep copy in plain values), without copy.deepcopy."""
+    inner = value.value
+    if isinstance(inner, dict):
+        inner = {k: _regular(v) if isinstance(v, DynamoType) else copy.deepcopy(v) for k, v in inner.items()}
+    elif isinstance(inner, list):
+        inner = [_regular(v) if isinstance(v, DynamoType) else copy.deepcopy(v) for v in inner]
+    elif value.type == "B" and isinstance(inner, str):
+        inner = base64.b64decode(inner)
+    return {value.type: inner}
+
+
 def _snapshot(item: Item | None) -> Item | None:
     """The item as it stands, for its stream record. moto deep-copies it; a shallow copy of its
     attributes is as good here, as the fast path replaces attribute values, never changes one."""
     if item is None:
         return None
-    copy = Item.__new__(Item)
-    copy.hash_key, copy.range_key = item.hash_key, item.range_key
+    snapshot = Item.__new__(Item)
+    snapshot.hash_key, snapshot.range_key = item.hash_key, item.range_key
     attrs = LimitedSizeDict.__new__(LimitedSizeDict)
     dict.update(attrs, item.attrs)
-    copy.attrs = attrs
-    return copy
+    snapshot.attrs = attrs
+    return snapshot

@@ -14,8 +14,8 @@ call to moto.
 
 from __future__ import annotations
 
-import copy
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,14 +39,14 @@ class Condition:
     """Expression attribute names (#x) and plain attribute names it refers to."""
     values: frozenset[str]
     """Expression attribute values (:x) it refers to."""
-    holes: bool
-    """Whether any value is to be swapped in."""
+    rebuild: Callable[[dict[str, Any], dict[int, Any]], Any] | None
+    """Builds the tree with a call's values (None: the tree has none)."""
 
     def bind(self, values: dict[str, Any] | None) -> Op | Func:
         """The tree with this call's values."""
-        if not self.holes:
+        if self.rebuild is None:
             return self.tree
-        return _bind(self.tree, values or {})  # type: ignore[return-value]
+        return self.rebuild(values or {}, {})  # type: ignore[no-any-return]
 
 
 _conditions: dict[tuple[Any, ...], Condition | None] = {}
@@ -74,7 +74,7 @@ def condition(
                 tree,
                 frozenset(parser.expr_attr_names_found),
                 frozenset(parser.expr_attr_values_found),
-                bool(parser.expr_attr_values_found),
+                _rebuilder(tree),
             )
         )
     if len(_conditions) > 10_000:
@@ -97,20 +97,54 @@ def _has(node: Any, kind: type) -> bool:
     return False
 
 
-def _bind(node: Any, values: dict[str, Any]) -> Any:
+def _rebuilder(node: Any) -> Callable[[dict[str, Any], dict[int, Any]], Any] | None:
+    """A function building a copy of `node` with a call's values in place of the stand-ins,
+    sharing every part without one; None when `node` has none. A node referred to twice (a
+    Func keeps its operands by name and in `arguments`) is built once (`memo`)."""
     if isinstance(node, AttributeValue):
         if node.type == "S" and isinstance(node.value, str) and node.value.startswith(_MARK):
-            return AttributeValue(values[node.value[len(_MARK) :]])
-        return node
+            placeholder = node.value[len(_MARK) :]
+            key = id(node)
+
+            def leaf(values: dict[str, Any], memo: dict[int, Any]) -> Any:
+                if key not in memo:
+                    memo[key] = AttributeValue(values[placeholder])
+                return memo[key]
+
+            return leaf
+        return None
     if not isinstance(node, Op | Func):
-        return node
-    bound = copy.copy(node)
+        return None
+    parts: list[tuple[str, Any]] = []
     for name, child in _children(node):
         if isinstance(child, tuple | list):
-            setattr(bound, name, type(child)(_bind(c, values) for c in child))
+            builders = [_rebuilder(c) for c in child]
+            if any(builders):
+                parts.append((name, (type(child), list(zip(builders, child, strict=True)))))
         else:
-            setattr(bound, name, _bind(child, values))
-    return bound
+            builder = _rebuilder(child)
+            if builder is not None:
+                parts.append((name, builder))
+    if not parts:
+        return None
+    cls, base, key = type(node), dict(vars(node)), id(node)
+
+    def rebuild(values: dict[str, Any], memo: dict[int, Any]) -> Any:
+        if key in memo:
+            return memo[key]
+        fields = dict(base)
+        for name, part in parts:
+            if isinstance(part, tuple):
+                kind, items = part
+                fields[name] = kind(b(values, memo) if b is not None else c for b, c in items)
+            else:
+                fields[name] = part(values, memo)
+        built = cls.__new__(cls)
+        built.__dict__.update(fields)
+        memo[key] = built
+        return built
+
+    return rebuild
 
 
 # -- updates ----------------------------------------------------------------------------
