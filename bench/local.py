@@ -118,7 +118,11 @@ class Client:
 
 
 def _payload(i: int) -> dict[str, Any]:
-    return {"order": f"ord_{i:08d}", "customer": f"cus_{i % 9973}", "items": [{"sku": f"SKU-{i % 997}", "qty": 1 + i % 5}]}
+    return {
+        "order": f"ord_{i:08d}",
+        "customer": f"cus_{i % 9973}",
+        "items": [{"sku": f"SKU-{i % 997}", "qty": 1 + i % 5}],
+    }
 
 
 def fill(client: Client, jobs: int) -> None:
@@ -133,7 +137,13 @@ def fill(client: Client, jobs: int) -> None:
             lines = [{"level": "INFO", "message": f"step {n} of the order"} for n in range(3)]
             client.report(
                 [
-                    {"id": h["id"], "attempt": h["attempt"], "lines": lines, "event": {"shipped": True}, "complete": {"result": {"ok": True}}}
+                    {
+                        "id": h["id"],
+                        "attempt": h["attempt"],
+                        "lines": lines,
+                        "event": {"shipped": True},
+                        "complete": {"result": {"ok": True}},
+                    }
                     for h in held
                 ]
             )
@@ -237,7 +247,9 @@ def connect_at_once(url: str, clients: int = 64) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--jobs", type=int, default=100_000, help="jobs stored before measuring")
     parser.add_argument("--claims", type=int, default=200, help="claims timed for each median")
     parser.add_argument("--rounds", type=int, default=30, help="rounds of 100 for the batch figure")

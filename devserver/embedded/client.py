@@ -32,6 +32,7 @@ import base64
 import copy
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -53,7 +54,7 @@ from moto.dynamodb.exceptions import (
 from moto.dynamodb.models import DynamoDBBackend, dynamodb_backends
 from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.models.table import Table
-from moto.dynamodb.models.utilities import bytesize, dynamo_json_dump, dynamo_to_dict
+from moto.dynamodb.models.utilities import bytesize, dynamo_json_dump
 from moto.dynamodb.responses import (
     DynamoHandler,
     validate_attributes_used,
@@ -68,6 +69,10 @@ _DEFER = object()
 """A fast path's answer when the request is not of a shape it handles: moto's handler answers."""
 _NUMBER = re.compile(r"-?[0-9]{1,38}(\.[0-9]{1,38})?")
 _UPDATE_CAPACITY = 0.5
+_BATCH_EMPTY_KEY = (
+    "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain "
+    "an empty string value. Key: {}"
+)
 _SNAKE = re.compile(r"(?<!^)(?=[A-Z])")
 
 
@@ -142,6 +147,8 @@ class DirectDynamoDB:
                 answer = self._handle(operation, params)
         except JsonRESTError as exc:
             raise self._client_error(operation, exc) from None
+        finally:
+            partitions.forget_tracked()
         return self._shaped(operation, answer)
 
     def _handle(self, operation: str, params: dict[str, Any]) -> Any:
@@ -226,14 +233,16 @@ class DirectDynamoDB:
         them), or None when moto should build it (and refuse it): a missing or mistyped key,
         an odd value, or an item over moto's size limit."""
         keys = _typed_keys(table, attrs)
-        if keys is None or not _plain_item(attrs):
+        bound = _item_bound(attrs)
+        if keys is None or bound < 0:
             return None
         table._validate_item_types(attrs)
         table._validate_key_sizes(attrs)
         # Item() refuses an item over its limit as it adds the attribute that passes it: the
-        # same limit, measured once at the end (the measure only grows).
+        # same limit, measured once at the end (the measure only grows), and only when a
+        # quick bound does not already show the item fits.
         item = partitions.build_item(*keys, attrs)
-        if partitions.size(item) > partitions.MAX_ITEM_SIZE:
+        if bound > partitions.MAX_ITEM_SIZE and partitions.size(item) > partitions.MAX_ITEM_SIZE:
             return None
         return item
 
@@ -399,32 +408,11 @@ class DirectDynamoDB:
         batches = params.get("RequestItems")
         if set(params) != {"RequestItems"} or not isinstance(batches, dict):
             return _DEFER
-        puts: list[tuple[Table, partitions.TablePartitions, dict[str, Any]]] = []
-        deletes: list[tuple[Table, dict[str, Any]]] = []
-        for table_name, requests in batches.items():
-            found = self._table(table_name)
-            if found is None:
-                return _DEFER
-            table, parts = found
-            for request in requests:
-                if not isinstance(request, dict) or len(request) != 1:
-                    return _DEFER
-                kind, body = next(iter(request.items()))
-                if kind == "PutRequest":
-                    validate_put_has_empty_keys(
-                        body["Item"],
-                        table,
-                        custom_error_msg="One or more parameter values are not valid. The AttributeValue "
-                        "for a key attribute cannot contain an empty string value. Key: {}",
-                    )
-                    puts.append((table, parts, body["Item"]))
-                elif kind == "DeleteRequest":
-                    deletes.append((table, body["Key"]))
-                else:
-                    return _DEFER
-        if self._handler._contains_duplicates(
-            [dynamo_json_dump(k[1]) for k in deletes]
-        ) or self._handler._contains_duplicates([dynamo_json_dump(p[2]) for p in puts]):
+        requests = self._batch_requests(batches)
+        if requests is None:
+            return _DEFER
+        puts, deletes = requests
+        if _duplicates([k[1] for k in deletes]) or _duplicates([p[2] for p in puts]):
             return _DEFER
         try:
             # moto stores the puts before a refused one: let moto refuse it.
@@ -448,6 +436,35 @@ class DirectDynamoDB:
             "UnprocessedItems": {},
         }
 
+    def _batch_requests(
+        self, batches: dict[str, Any]
+    ) -> (
+        tuple[list[tuple[Table, partitions.TablePartitions, dict[str, Any]]], list[tuple[Table, Any]]] | None
+    ):
+        """The puts and deletes of a batch, checked as moto checks them (its errors raised), or
+        None for moto to answer the batch."""
+        puts: list[tuple[Table, partitions.TablePartitions, dict[str, Any]]] = []
+        deletes: list[tuple[Table, Any]] = []
+        for table_name, requests in batches.items():
+            found = self._table(table_name)
+            if found is None or not isinstance(requests, list):
+                return None
+            table, parts = found
+            for request in requests:
+                kind, body = (
+                    next(iter(request.items()))
+                    if isinstance(request, dict) and len(request) == 1
+                    else ("", None)
+                )
+                if kind == "PutRequest":
+                    validate_put_has_empty_keys(body["Item"], table, custom_error_msg=_BATCH_EMPTY_KEY)
+                    puts.append((table, parts, body["Item"]))
+                elif kind == "DeleteRequest":
+                    deletes.append((table, body["Key"]))
+                else:
+                    return None
+        return puts, deletes
+
     # -- TransactWriteItems ---------------------------------------------------------------
 
     def _transact_write_items(self, params: dict[str, Any]) -> Any:
@@ -464,46 +481,50 @@ class DirectDynamoDB:
             if step is None:
                 return _DEFER
             steps.append(step)
-        targets = [(s[1].name, s[3]) for s in steps]
-        if len({(name, key[0], key[1]) for name, key in targets}) != len(targets):
+        if len({(s.table.name, *s.key) for s in steps}) != len(steps):
             return _DEFER  # moto's MultipleTransactionsException, with its own rollback
         shards = {
-            s[1].name: (s[1], len(s[1].stream_shard.items)) for s in steps if s[1].stream_shard is not None
+            s.table.name: (s.table, len(s.table.stream_shard.items)) for s in steps if s.table.stream_shard
         }
-        undo: list[tuple[Table, partitions.TablePartitions, tuple[DynamoType, DynamoType], Item | None]] = []
-        errors: list[tuple[Any, Any, Any]] = []
-        for kind, table, parts, key, op, condition, item in steps:
-            current = table.get_item(*key)
-            original: dict[str, Any] | None = None
-            try:
-                if op.get("ConditionExpression") is not None:
-                    tree = condition.bind(op.get("ExpressionAttributeValues"))
-                    if not tree.expr(current):
-                        if op.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and current:
-                            original = current.to_json()["Attributes"]
-                        raise ConditionalCheckFailed(item=original)
-                if kind == "Put":
-                    undo.append((table, parts, key, current))
-                    self._store(table, parts, item, current)
-                elif kind == "Delete":
-                    undo.append((table, parts, key, current))
-                    table.delete_item(*key)
-                errors.append((None, None, None))
-            except ConditionalCheckFailed as exc:
-                errors.append(("ConditionalCheckFailed", str(exc.message), original))
+        undo: list[tuple[_Step, Item | None]] = []
+        errors = [self._transact_run(step, undo) for step in steps]
         if any(code is not None for code, _, _ in errors):
-            for table, parts, (hash_key, range_key), previous in reversed(undo):
+            for step, previous in reversed(undo):
+                hash_key, range_key = step.key
                 if previous is None:
-                    table.items[hash_key].pop(range_key, None)
+                    step.table.items[hash_key].pop(range_key, None)
                 else:
-                    table.items[hash_key][range_key] = previous
-                parts.reconcile_item(hash_key, range_key, previous)
+                    step.table.items[hash_key][range_key] = previous
+                step.parts.reconcile_item(hash_key, range_key, previous)
             for table, length in shards.values():
                 del table.stream_shard.items[length:]
             raise TransactionCanceledException(errors)
         return {"ConsumedCapacity": [], "ItemCollectionMetrics": {}}
 
-    def _transact_step(self, action: Any) -> tuple[Any, ...] | None:
+    def _transact_run(self, step: _Step, undo: list[tuple[_Step, Item | None]]) -> tuple[Any, Any, Any]:
+        """One action of DynamoDBBackend.transact_write_items: its cancellation reason, or
+        (None, None, None); what it replaced goes to `undo`."""
+        current = step.table.get_item(*step.key)
+        original: dict[str, Any] | None = None
+        try:
+            if step.op.get("ConditionExpression") is not None:
+                tree = step.condition.bind(step.op.get("ExpressionAttributeValues"))
+                if not tree.expr(current):
+                    if step.op.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and current:
+                        original = current.to_json()["Attributes"]
+                    raise ConditionalCheckFailed(item=original)
+            if step.kind == "Put":
+                assert step.item is not None
+                undo.append((step, current))
+                self._store(step.table, step.parts, step.item, current)
+            elif step.kind == "Delete":
+                undo.append((step, current))
+                step.table.delete_item(*step.key)
+        except ConditionalCheckFailed as exc:
+            return ("ConditionalCheckFailed", str(exc.message), original)
+        return (None, None, None)
+
+    def _transact_step(self, action: Any) -> _Step | None:
         """One action, checked as DynamoHandler.transact_write_items checks it (its errors
         raised), or None for moto to do the whole transaction."""
         if not isinstance(action, dict) or len(action) != 1:
@@ -548,7 +569,32 @@ class DirectDynamoDB:
             key = self._key(table, op.get("Key"))
         if key is None:
             return None
-        return kind, table, parts, key, op, condition, item
+        return _Step(kind, table, parts, key, op, condition, item)
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One action of a transaction, checked."""
+
+    kind: str
+    table: Table
+    parts: partitions.TablePartitions
+    key: tuple[DynamoType, DynamoType]
+    op: dict[str, Any]
+    condition: expressions.Condition
+    item: Item | None
+    """A Put's item, built."""
+
+
+def _duplicates(requests: list[dict[str, Any]]) -> bool:
+    """DynamoHandler's check of a batch for duplicates (the same JSON twice), made only among
+    requests whose first two attributes (the key, usually) are the same: others differ."""
+    by_key: dict[str, list[dict[str, Any]]] = {}
+    for request in requests:
+        by_key.setdefault(repr(list(request.items())[:2]), []).append(request)
+    return any(
+        len(group) > 1 and len({dynamo_json_dump(r) for r in group}) < len(group) for group in by_key.values()
+    )
 
 
 def _has_timestamp(shape: Any, seen: set[str]) -> bool:
@@ -587,28 +633,49 @@ def _typed_keys(table: Table, attrs: Mapping[str, Any]) -> tuple[DynamoType, Dyn
 
 def _plain(value: Any) -> bool:
     """An attribute value of the usual shapes (the fast path leaves odd ones to moto)."""
+    return _bound(value) >= 0
+
+
+def _bound(value: Any) -> int:
+    """At least the size moto measures for an attribute value of the usual shapes (a string
+    takes at most 4 bytes a character); -1 for any other value."""
     if not isinstance(value, dict) or len(value) != 1:
-        return False
+        return -1
     kind, inner = next(iter(value.items()))
     if kind == "S":
-        return isinstance(inner, str)
+        return 4 * len(inner) if isinstance(inner, str) else -1
     if kind == "N":
-        return isinstance(inner, str) and _NUMBER.fullmatch(inner) is not None
+        return len(inner) if isinstance(inner, str) and _NUMBER.fullmatch(inner) else -1
     if kind == "B":
-        return isinstance(inner, bytes)
+        return len(inner) if isinstance(inner, bytes) else -1
     if kind == "BOOL":
-        return isinstance(inner, bool)
+        return 1 if isinstance(inner, bool) else -1
     if kind == "NULL":
-        return inner is True
+        return 1 if inner is True else -1
     if kind == "M":
-        return _plain_item(inner)
-    if kind == "L":
-        return isinstance(inner, list) and all(_plain(v) for v in inner)
-    return False
+        return _item_bound(inner)
+    if kind == "L" and isinstance(inner, list):
+        total = 0
+        for element in inner:
+            found = _bound(element)
+            if found < 0:
+                return -1
+            total += found
+        return total
+    return -1
 
 
-def _plain_item(attrs: Any) -> bool:
-    return isinstance(attrs, dict) and all(isinstance(k, str) and _plain(v) for k, v in attrs.items())
+def _item_bound(attrs: Any) -> int:
+    """`_bound` of an item (or a map): its names and values."""
+    if not isinstance(attrs, dict):
+        return -1
+    total = 0
+    for name, value in attrs.items():
+        found = _bound(value)
+        if found < 0 or not isinstance(name, str):
+            return -1
+        total += 4 * len(name) + found
+    return total
 
 
 def _resolve(
@@ -624,7 +691,7 @@ def _resolve(
         raw = values.get(action.value) if action.value is not None else None
         if action.value is not None and not _plain(raw):
             return None
-        value = DynamoType(raw) if raw is not None else None
+        value = partitions.dynamo(raw) if raw is not None else None
         if name in table.table_key_attrs:
             return None
         if action.kind == "SET" and name in key_types:
@@ -683,7 +750,7 @@ def _apply(item: Item, actions: list[tuple[str, str, DynamoType | None]]) -> Non
         new = value if kind == "SET" else (old if old is not None else DynamoType({"N": "0"})) + value
         dict.__setitem__(attrs, name, new)
         measured += bytesize(name) + new.size()
-    item.__dict__[partitions.SIZE] = measured
+    setattr(item, partitions.SIZE, measured)
 
 
 def _attributes(item: Item) -> dict[str, Any]:
@@ -715,7 +782,7 @@ def _snapshot(item: Item | None) -> Item | None:
     attributes is as good here, as the fast path replaces attribute values, never changes one."""
     if item is None:
         return None
-    snapshot = Item.__new__(Item)
+    snapshot = partitions.untracked(Item)
     snapshot.hash_key, snapshot.range_key = item.hash_key, item.range_key
     attrs = LimitedSizeDict.__new__(LimitedSizeDict)
     dict.update(attrs, item.attrs)

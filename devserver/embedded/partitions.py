@@ -23,14 +23,23 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
-from moto.dynamodb.models.table import RESULT_SIZE_LIMIT, GlobalSecondaryIndex, SecondaryIndex, Table
+from moto.dynamodb.models.table import (
+    RESULT_SIZE_LIMIT,
+    GlobalSecondaryIndex,
+    SecondaryIndex,
+    StreamRecord,
+    Table,
+)
+from moto.dynamodbstreams.models import ShardIterator
 
 ATTRIBUTE = "_emit_partitions"
+TRACKED = 10_000
+T = TypeVar("T")
 MAX_ITEM_SIZE = 405_000
 """The largest item moto stores (moto/dynamodb/models/dynamo_type.py, LimitedSizeDict)."""
 KEY_TYPES = {"S": str, "N": Decimal, "B": bytes}
@@ -43,10 +52,10 @@ writes drop it: see `install`)."""
 
 def size(item: Item) -> int:
     """Item.size(), measured once per write instead of on every read."""
-    found = item.__dict__.get(SIZE)
+    found = getattr(item, SIZE, None)
     if found is None:
         found = item.size()
-        item.__dict__[SIZE] = found
+        setattr(item, SIZE, found)
     return found  # type: ignore[no-any-return]
 
 
@@ -89,6 +98,12 @@ class _GlobalIndex:
             return None
         return ((hash_value.type, hash_value.cast_value), range_value.cast_value, *row)
 
+    def replace(self, old: tuple[Any, ...] | None, new: tuple[Any, ...] | None) -> None:
+        if old is not None:
+            self.remove(old)
+        if new is not None:
+            self.add(new)
+
     def add(self, entry: tuple[Any, ...]) -> None:
         part = self.parts.setdefault(entry[0], [])
         sort = entry[1:]
@@ -106,7 +121,7 @@ class _GlobalIndex:
             del self.parts[entry[0]]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Row:
     gsi: list[tuple[Any, ...] | None]
     ttl: tuple[Any, ...] | None = None
@@ -153,13 +168,7 @@ class TablePartitions:
         row = self.rows.get(key)
         if item is None:
             if row is not None:
-                self._base_remove(hash_key, range_key)
-                for gsi, entry in zip(self.gsis, row.gsi, strict=True):
-                    if entry is not None:
-                        gsi.remove(entry)
-                if row.ttl is not None:
-                    self._ttl_remove(row.ttl)
-                del self.rows[key]
+                self._forget(key, row)
             return
         if row is None:
             row = _Row([None] * len(self.gsis))
@@ -169,10 +178,7 @@ class TablePartitions:
         for i, gsi in enumerate(self.gsis):
             entry = gsi.entry(item, ids)
             if entry != row.gsi[i]:
-                if row.gsi[i] is not None:
-                    gsi.remove(row.gsi[i])  # type: ignore[arg-type]
-                if entry is not None:
-                    gsi.add(entry)
+                gsi.replace(row.gsi[i], entry)
                 row.gsi[i] = entry
         ttl = self._ttl_entry(item, ids)
         if ttl != row.ttl:
@@ -181,6 +187,14 @@ class TablePartitions:
             if ttl is not None:
                 bisect.insort(self.ttl, ttl, key=_sort_part)
             row.ttl = ttl
+
+    def _forget(self, key: tuple[DynamoType, DynamoType], row: _Row) -> None:
+        self._base_remove(*key)
+        for gsi, entry in zip(self.gsis, row.gsi, strict=True):
+            gsi.replace(entry, None)
+        if row.ttl is not None:
+            self._ttl_remove(row.ttl)
+        del self.rows[key]
 
     def _base_add(self, hash_key: DynamoType, range_key: DynamoType) -> None:
         part = self.base.setdefault(hash_key, [])
@@ -271,6 +285,24 @@ def reconcile(table: Table | None, hash_key: DynamoType | None, range_key: Dynam
 # -- the query --------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Query:
+    """The arguments of moto's Table.query, as DynamoDBBackend.query passes them."""
+
+    hash_key: DynamoType | None
+    range_comparison: str | None
+    range_objs: list[DynamoType]
+    limit: int | None
+    exclusive_start_key: dict[str, Any] | None
+    scan_index_forward: bool
+    projection_expressions: list[list[str]] | None
+    index_name: str | None
+    consistent_read: bool
+    filter_expression: Any
+    hash_key_conditions: list[tuple[str, DynamoType]] | None
+    range_key_conditions: list[tuple[str, str, list[DynamoType]]] | None
+
+
 @dataclass
 class _Plan:
     """What a query reads: its partition's sorted entries and how to reach each item."""
@@ -285,93 +317,78 @@ class _Plan:
     """Base table: the partition's hash key (entries hold the sort keys)."""
 
 
-def _plan(
-    parts: TablePartitions,
-    table: Table,
-    hash_key: DynamoType | None,
-    range_comparison: str | None,
-    range_objs: list[DynamoType],
-    exclusive_start_key: dict[str, Any] | None,
-    index_name: str | None,
-    consistent_read: bool,
-    hash_key_conditions: list[tuple[str, DynamoType]] | None,
-    range_key_conditions: list[tuple[str, str, list[DynamoType]]] | None,
-) -> _Plan | None:
+@dataclass(frozen=True)
+class _Keys:
+    """The key attributes (and their types) of the table or index a query reads."""
+
+    hash_attr: str
+    range_attr: str
+    hash_type: str
+    range_type: str
+
+
+def _keys_read(parts: TablePartitions, table: Table, query: _Query) -> _Keys | None:
+    if query.index_name is None:
+        assert parts.range_attr is not None and parts.range_type is not None
+        return _Keys(parts.hash_attr, parts.range_attr, parts.hash_type, parts.range_type)
+    gsi = parts.gsi(query.index_name)
+    index = next((i for i in table.global_indexes if i.name == query.index_name), None)
+    if gsi is None or gsi.broken or query.consistent_read or not isinstance(index, GlobalSecondaryIndex):
+        return None
+    return _Keys(gsi.hash_attr, gsi.range_attr, gsi.hash_type, gsi.range_type)
+
+
+def _plan(parts: TablePartitions, table: Table, query: _Query) -> _Plan | None:
     """How to answer from the lookups, or None when moto's own query must."""
-    if hash_key is None or not hash_key_conditions or len(hash_key_conditions) != 1:
+    hash_key, conditions, ranges = query.hash_key, query.hash_key_conditions, query.range_key_conditions
+    if hash_key is None or not conditions or len(conditions) != 1 or (ranges and len(ranges) > 1):
         return None
-    if range_key_conditions and len(range_key_conditions) > 1:
+    if bool(query.range_comparison) != bool(ranges):
         return None
-    if bool(range_comparison) != bool(range_key_conditions):
+    keys = _keys_read(parts, table, query)
+    if keys is None or conditions[0][0] != keys.hash_attr or hash_key.type != keys.hash_type:
         return None
-    if index_name is None:
-        hash_attr, range_attr = parts.hash_attr, parts.range_attr
-        hash_type, range_type = parts.hash_type, parts.range_type
-    else:
-        gsi = parts.gsi(index_name)
-        index = next((i for i in table.global_indexes if i.name == index_name), None)
-        if gsi is None or gsi.broken or consistent_read or not isinstance(index, GlobalSecondaryIndex):
+    if ranges:
+        name, comparison, values = ranges[0]
+        if name != keys.range_attr or any(v.type != keys.range_type for v in values):
             return None
-        hash_attr, range_attr, hash_type, range_type = (
-            gsi.hash_attr,
-            gsi.range_attr,
-            gsi.hash_type,
-            gsi.range_type,
-        )
-    if hash_key_conditions[0][0] != hash_attr or hash_key.type != hash_type:
+        if comparison not in _RANGES or (comparison == "BEGINS_WITH" and keys.range_type == "N"):
+            return None
+    start = _start(parts, query, keys)
+    if start is None:
         return None
-    if range_key_conditions:
-        name, comparison, values = range_key_conditions[0]
-        if name != range_attr or any(v.type != range_type for v in values):
-            return None
-        if comparison == "BEGINS_WITH" and range_type == "N":
-            return None
-        if comparison not in _RANGES:
-            return None
-    start = _start(parts, exclusive_start_key, hash_key, hash_attr, range_attr, index_name)
-    if start is False:
-        return None
-    assert isinstance(start, tuple)
-    if index_name is None:
+    if query.index_name is None:
         return _Plan(parts.base.get(hash_key, []), _first, _first, start[0] if start else None, hash_key)
-    gsi_entries = parts.gsi(index_name).parts.get((hash_key.type, hash_key.cast_value), [])  # type: ignore[union-attr]
-    return _Plan(gsi_entries, _first, _sort_part, start or None, None)
+    gsi = parts.gsi(query.index_name)
+    assert gsi is not None
+    return _Plan(
+        gsi.parts.get((hash_key.type, hash_key.cast_value), []), _first, _sort_part, start or None, None
+    )
 
 
-def _start(
-    parts: TablePartitions,
-    key: dict[str, Any] | None,
-    hash_key: DynamoType,
-    hash_attr: str,
-    range_attr: str,
-    index_name: str | None,
-) -> tuple[Any, ...] | bool:
-    """The start key as a sort tuple; () without one; False when moto must compare it itself."""
+def _start(parts: TablePartitions, query: _Query, keys: _Keys) -> tuple[Any, ...] | None:
+    """The start key as a sort tuple, () without one, or None when moto must compare it itself.
+    The base table's entries compare by their sort key alone; an index's by (range, hash, sort)."""
+    key = query.exclusive_start_key
     if key is None:
         return ()
-    names = (
-        [hash_attr, range_attr]
-        if index_name is None
-        else [hash_attr, range_attr, parts.hash_attr, parts.range_attr]
-    )
-    types = [parts.hash_type, parts.range_type] if index_name is None else []
-    if index_name is not None:
-        gsi = parts.gsi(index_name)
-        assert gsi is not None
-        types = [gsi.hash_type, gsi.range_type, parts.hash_type, parts.range_type]
+    names = [(keys.hash_attr, keys.hash_type), (keys.range_attr, keys.range_type)]
+    if query.index_name is not None:
+        assert parts.range_attr is not None and parts.range_type is not None
+        names += [(parts.hash_attr, parts.hash_type), (parts.range_attr, parts.range_type)]
     values: list[Any] = []
-    for name, expected in zip(names, types, strict=True):
+    for name, expected in names:
         raw = key.get(name)
         if not isinstance(raw, dict) or len(raw) != 1:
-            return False
+            return None
         value = DynamoType(raw)
         if value.type != expected:
-            return False
+            return None
         values.append(value.cast_value)
-    if values[0] != hash_key.cast_value:
-        return False
-    # The base table's entries compare by their sort key alone; an index's by (range, hash, sort).
-    return (values[1],) if index_name is None else tuple(values[1:])
+    assert query.hash_key is not None
+    if values[0] != query.hash_key.cast_value:
+        return None
+    return tuple(values[1:])
 
 
 def _range(plan: _Plan, comparison: str | None, values: list[Any]) -> tuple[int, int]:
@@ -425,19 +442,10 @@ def _item(table: Table, plan: _Plan, position: int) -> Item:
     return table.items[entry[3]][entry[4]]  # type: ignore[no-any-return]
 
 
-def _indexed_query(
-    table: Table,
-    plan: _Plan,
-    range_comparison: str | None,
-    range_objs: list[DynamoType],
-    limit: int | None,
-    scan_index_forward: bool,
-    projection_expressions: list[list[str]] | None,
-    index_name: str | None,
-    filter_expression: Any,
-) -> tuple[list[Item], int, dict[str, Any] | None]:
-    lo, hi = _range(plan, range_comparison, [o.cast_value for o in range_objs])
-    matching, after = _walk(plan, lo, hi, scan_index_forward)
+def _indexed_query(table: Table, plan: _Plan, query: _Query) -> tuple[list[Item], int, dict[str, Any] | None]:
+    limit, index_name = query.limit, query.index_name
+    lo, hi = _range(plan, query.range_comparison, [o.cast_value for o in query.range_objs])
+    matching, after = _walk(plan, lo, hi, query.scan_index_forward)
     results: list[Item] = []
     result_size = 0
     last_evaluated_key = None
@@ -469,10 +477,10 @@ def _indexed_query(
     if index_name:
         index = table.get_index(index_name)
         results = [_project(index, r) for r in results]
-    if filter_expression is not None:
-        results = [item for item in results if filter_expression.expr(item)]
-    if projection_expressions:
-        results = [r.project(projection_expressions) for r in results]
+    if query.filter_expression is not None:
+        results = [item for item in results if query.filter_expression.expr(item)]
+    if query.projection_expressions:
+        results = [r.project(query.projection_expressions) for r in results]
     return results, scanned_count, last_evaluated_key
 
 
@@ -503,15 +511,65 @@ def _project(index: SecondaryIndex, item: Item) -> Item:
     return build_item(item.hash_key, item.range_key, _serializer.serialize(kept)["M"])
 
 
+def untracked(cls: type[T]) -> T:
+    """A new, empty instance of a moto model class that moto does not keep. moto appends every
+    instance of its models (each item, each stream record, ...) to a list on the class
+    (`instances_tracked`, for its dashboard) and never lets go of them."""
+    return object.__new__(cls)
+
+
+def forget_tracked() -> None:
+    """Let go of what moto keeps of the instances it made itself (see `untracked`): items,
+    stream records and shard iterators pile up in `instances_tracked` for the life of the
+    process. Only moto's dashboard reads those lists."""
+    for model in (Item, StreamRecord, ShardIterator):
+        tracked = model.instances_tracked  # type: ignore[attr-defined]
+        if len(tracked) > TRACKED:
+            tracked.clear()
+
+
+SHARED = 50_000
+_shared: dict[tuple[str, Any], DynamoType] = {}
+
+
+def dynamo(raw: dict[str, Any]) -> DynamoType:
+    """DynamoType(raw), with short strings, numbers, booleans and nulls shared between items:
+    most of an item's values (a status, a count, a name, a time of one batch) are the same
+    in many items, and each DynamoType costs memory. moto never changes such a value in place
+    (only maps, lists and sets), so sharing one changes nothing else."""
+    [(kind, value)] = raw.items()
+    if kind in _SCALARS and (not isinstance(value, str) or len(value) <= _SHORT):
+        key = (kind, value)
+        found = _shared.get(key)
+        if found is None:
+            if len(_shared) >= SHARED:
+                _shared.clear()
+            found = _shared[key] = DynamoType(raw)
+        return found
+    if kind == "M":
+        built = DynamoType.__new__(DynamoType)
+        built.type, built.value = kind, {k: dynamo(v) for k, v in value.items()}
+        return built
+    if kind == "L":
+        built = DynamoType.__new__(DynamoType)
+        built.type, built.value = kind, [dynamo(v) for v in value]
+        return built
+    return DynamoType(raw)
+
+
+_SCALARS = frozenset({"S", "N", "BOOL", "NULL"})
+_SHORT = 64
+
+
 def build_item(hash_key: DynamoType, range_key: DynamoType | None, attrs: dict[str, Any]) -> Item:
     """Item(hash_key, range_key, attrs) for attributes known to fit: Item() re-measures the
     whole item for each attribute it adds (LimitedSizeDict), which makes building one
     quadratic in its attributes."""
-    item = Item.__new__(Item)
+    item = untracked(Item)
     item.hash_key, item.range_key = hash_key, range_key
     built = LimitedSizeDict.__new__(LimitedSizeDict)
     for name, value in attrs.items():
-        dict.__setitem__(built, name, DynamoType(value))
+        dict.__setitem__(built, name, dynamo(value))
     item.attrs = built
     return item
 
@@ -532,7 +590,7 @@ def install() -> None:
     _original["update_item"] = DynamoDBBackend.update_item
 
     @functools.wraps(Table.query)
-    def query(
+    def query(  # noqa: PLR0917 - moto's signature
         self: Table,
         hash_key: DynamoType | None,
         range_comparison: str | None,
@@ -549,20 +607,21 @@ def install() -> None:
         **filter_kwargs: Any,
     ) -> tuple[list[Item], int, dict[str, Any] | None]:
         parts = partitions(self)
-        plan = None
-        if parts is not None and not filter_kwargs:
-            plan = _plan(
-                parts,
-                self,
-                hash_key,
-                range_comparison,
-                range_objs,
-                exclusive_start_key,
-                index_name,
-                consistent_read,
-                hash_key_conditions,
-                range_key_conditions,
-            )
+        asked = _Query(
+            hash_key,
+            range_comparison,
+            range_objs,
+            limit,
+            exclusive_start_key,
+            scan_index_forward,
+            projection_expressions,
+            index_name,
+            consistent_read,
+            filter_expression,
+            hash_key_conditions,
+            range_key_conditions,
+        )
+        plan = _plan(parts, self, asked) if parts is not None and not filter_kwargs else None
         if plan is None:
             return _original["query"](  # type: ignore[no-any-return]
                 self,
@@ -580,17 +639,7 @@ def install() -> None:
                 range_key_conditions=range_key_conditions,
                 **filter_kwargs,
             )
-        return _indexed_query(
-            self,
-            plan,
-            range_comparison,
-            range_objs,
-            limit,
-            scan_index_forward,
-            projection_expressions,
-            index_name,
-            filter_expression,
-        )
+        return _indexed_query(self, plan, asked)
 
     @functools.wraps(Table.put_item)
     def put_item(self: Table, item_attrs: dict[str, Any], *args: Any, **kwargs: Any) -> Item:
@@ -621,8 +670,8 @@ def install() -> None:
                 # moto changes the item in place: its kept size no longer holds.
                 if hash_key is not None and range_key is not None:
                     changed = table.items.get(hash_key, {}).get(range_key)
-                    if changed is not None:
-                        changed.__dict__.pop(SIZE, None)
+                    if changed is not None and hasattr(changed, SIZE):
+                        delattr(changed, SIZE)
                 reconcile(table, hash_key, range_key)
 
     Table.query = query  # type: ignore[method-assign]

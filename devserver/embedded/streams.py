@@ -25,6 +25,7 @@ import boto3
 from botocore.awsrequest import HeadersDict
 from botocore.exceptions import ClientError
 from botocore.parsers import DEFAULT_TIMESTAMP_PARSER, create_parser
+from botocore.utils import parse_to_aware_datetime
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.core.exceptions import JsonRESTError
 from moto.core.responses import ActionContext
@@ -40,8 +41,6 @@ _SNAKE = re.compile(r"(?<!^)(?=[A-Z])")
 
 def _timestamp(value: Any) -> Any:
     """A moto datetime as botocore reads it back: epoch seconds to the millisecond, local time."""
-    from botocore.utils import parse_to_aware_datetime
-
     return DEFAULT_TIMESTAMP_PARSER(
         TimestampSerializer._timestamp_unixtimestamp(parse_to_aware_datetime(value))
     )
@@ -88,12 +87,10 @@ class DirectStreams:
             raise self._error("GetRecords", "TrimmedDataAccessException", "Records were trimmed")
         answer = iterator.get(Limit)
         records = []
-        for record in answer["Records"]:
-            record = dict(record)
-            data = dict(record["dynamodb"])
+        for stored in answer["Records"]:
+            data = dict(stored["dynamodb"])
             data["ApproximateCreationDateTime"] = _timestamp(data["ApproximateCreationDateTime"])
-            record["dynamodb"] = data
-            records.append(record)
+            records.append(dict(stored) | {"dynamodb": data})
         if records:
             read = int(records[-1]["dynamodb"]["SequenceNumber"]) + 1 - shard.starting_sequence_number
             if read > 2 * KEEP:

@@ -113,8 +113,15 @@ def stream_records(account: str) -> list[dict[str, Any]]:
     shard = dynamodb_backends[account][REGION].tables[TABLE].stream_shard
     out = []
     for record in shard.items:
-        data = {k: v for k, v in record.to_json()["dynamodb"].items() if k not in ("ApproximateCreationDateTime", "SizeBytes")}
-        out.append({k: v for k, v in record.to_json().items() if k not in ("eventID", "dynamodb")} | {"dynamodb": data})
+        data = {
+            k: v
+            for k, v in record.to_json()["dynamodb"].items()
+            if k not in ("ApproximateCreationDateTime", "SizeBytes")
+        }
+        out.append(
+            {k: v for k, v in record.to_json().items() if k not in ("eventID", "dynamodb")}
+            | {"dynamodb": data}
+        )
     return copy.deepcopy(out)
 
 

@@ -70,7 +70,9 @@ def test_every_call_of_the_store_answers_the_same_on_the_fast_path(
     assert stream_records(PLAIN_ACCOUNT) == stream_records(FAST_ACCOUNT)
     _covered(tee)
     # The store's writes took the fast path (moto's handler answered none of them).
-    assert not {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"} & set(by_handler)
+    assert not {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"} & set(
+        by_handler
+    )
 
 
 def _scenario(rt: Runtime, api: Api, bg: Background, clock: ManualClock) -> None:
@@ -82,7 +84,9 @@ def _scenario(rt: Runtime, api: Api, bg: Background, clock: ManualClock) -> None
 
     # Space settings: SET and REMOVE with the new item returned; the space's items.
     api.patch("/v1/spaces/conf", {"maxEvents": 2, "webhookSecret": SECRET, "keyWindowMs": 0})
-    api.patch("/v1/spaces/conf", {"maxEvents": None, "completedRetentionMs": 60_000, "failedRetentionMs": 1_000})
+    api.patch(
+        "/v1/spaces/conf", {"maxEvents": None, "completedRetentionMs": 60_000, "failedRetentionMs": 1_000}
+    )
     assert api.get("/v1/spaces/conf").status == 200
 
     # Creates: a batch of 120 (chunked batch writes, names registered), keyed jobs
@@ -128,7 +132,10 @@ def _scenario(rt: Runtime, api: Api, bg: Background, clock: ManualClock) -> None
         api.post(f"{JOBS}:report", {"id": first["id"], "attempt": first["attempt"], "event": {"n": n}})
     api.post(
         f"{JOBS}:report",
-        [{"id": h["id"], "attempt": h["attempt"], "complete": {"result": os.urandom(200).hex()}} for h in rest],
+        [
+            {"id": h["id"], "attempt": h["attempt"], "complete": {"result": os.urandom(200).hex()}}
+            for h in rest
+        ],
     )
     api.post(f"{JOBS}:report", {"id": second["id"], "attempt": second["attempt"], "complete": {}})  # finished
     api.get(f"{JOBS}/{first['id']}/lines", query={"limit": 2})
@@ -180,7 +187,9 @@ def _covered(tee: Tee) -> None:
 
     def refused(operation: str, code: str) -> bool:
         return any(
-            c.operation == operation and c.plain.error is not None and c.plain.error[1]["Error"]["Code"] == code
+            c.operation == operation
+            and c.plain.error is not None
+            and c.plain.error[1]["Error"]["Code"] == code
             for c in calls
         )
 
@@ -198,8 +207,6 @@ def _covered(tee: Tee) -> None:
     assert any(c.operation == "query" and "LastEvaluatedKey" in (c.plain.answer or {}) for c in calls)
     writes = [c.params for c in calls if c.operation == "batch_write_item"]
     assert sum(len(w["RequestItems"]["emit"]) == 25 for w in writes) >= 2, "a batch chunked by 25"
-    assert any(
-        any("DeleteRequest" in r for r in w["RequestItems"]["emit"]) for w in writes
-    ), "a batch delete"
+    assert any(any("DeleteRequest" in r for r in w["RequestItems"]["emit"]) for w in writes), "a batch delete"
     gets = [c.params for c in calls if c.operation == "batch_get_item"]
     assert any(len(g["RequestItems"]["emit"]["Keys"]) == 100 for g in gets), "a batch read chunked by 100"

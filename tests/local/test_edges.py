@@ -42,7 +42,12 @@ ODD: list[tuple[str, dict[str, Any]]] = [
     ("put_item", {"TableName": T, "Item": key("a", "5") | {"n": {"N": "1e3"}}}),
     (
         "put_item",
-        {"TableName": T, "Item": key("a", "1"), "ConditionExpression": "#x = :v", "ExpressionAttributeValues": {":v": {"N": "1"}}},
+        {
+            "TableName": T,
+            "Item": key("a", "1"),
+            "ConditionExpression": "#x = :v",
+            "ExpressionAttributeValues": {":v": {"N": "1"}},
+        },
     ),
     (
         "put_item",
@@ -66,42 +71,204 @@ ODD: list[tuple[str, dict[str, Any]]] = [
     ),
     ("put_item", {"TableName": "nope", "Item": key("a", "1")}),
     # updates
-    ("update_item", {"TableName": T, "Key": key("u", "1"), "UpdateExpression": "SET pk = :v", "ExpressionAttributeValues": {":v": {"S": "z"}}}),
-    ("update_item", {"TableName": T, "Key": key("u", "1"), "UpdateExpression": "SET #a = :v, #a = :w", "ExpressionAttributeNames": {"#a": "a"}, "ExpressionAttributeValues": {":v": {"S": "1"}, ":w": {"S": "2"}}}),
-    ("update_item", {"TableName": T, "Key": key("u", "1"), "UpdateExpression": "SET a = :v", "ExpressionAttributeValues": {":v": {"S": "1"}, ":extra": {"S": "2"}}}),
-    ("update_item", {"TableName": T, "Key": key("u", "1"), "UpdateExpression": "SET a = :v", "ExpressionAttributeValues": {}}),
-    ("update_item", {"TableName": T, "Key": key("u", "1"), "UpdateExpression": "SET #s = :v", "ExpressionAttributeNames": {"#s": "status"}, "ExpressionAttributeValues": {":v": {"S": "x"}}, "ReturnValues": "UPDATED_OLD"}),
-    ("update_item", {"TableName": T, "Key": key("u", "1"), "UpdateExpression": "ADD c :n", "ExpressionAttributeValues": {":n": {"N": "2"}}, "ReturnValues": "ALL_NEW"}),
-    ("update_item", {"TableName": T, "Key": key("u", "1"), "UpdateExpression": "ADD #s :n", "ExpressionAttributeNames": {"#s": "status"}, "ExpressionAttributeValues": {":n": {"N": "2"}}}),
-    ("update_item", {"TableName": T, "Key": key("u", "1"), "UpdateExpression": "SET gsk = :v", "ExpressionAttributeValues": {":v": {"S": ""}}}),
-    ("update_item", {"TableName": T, "Key": key("u", "1"), "UpdateExpression": "SET gsk = :v", "ExpressionAttributeValues": {":v": {"N": "3"}}}),
-    ("update_item", {"TableName": T, "Key": key("u", "1"), "UpdateExpression": "SET m.x = :v", "ExpressionAttributeValues": {":v": {"S": "3"}}}),
-    ("update_item", {"TableName": T, "Key": key("u", "1"), "UpdateExpression": "SET m = :v REMOVE c", "ExpressionAttributeValues": {":v": {"M": {"x": {"L": [{"N": "1"}, {"NULL": True}]}}}}, "ReturnValues": "ALL_NEW"}),
-    ("update_item", {"TableName": T, "Key": key("u", "1"), "UpdateExpression": "SET c = c + :n", "ExpressionAttributeValues": {":n": {"N": "2"}}}),
-    ("update_item", {"TableName": T, "Key": key("u", "1"), "UpdateExpression": "SET a = :v", "ConditionExpression": "attribute_exists(nope)", "ExpressionAttributeValues": {":v": {"S": "1"}}, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}),
-    ("update_item", {"TableName": T, "Key": key("new", "1"), "UpdateExpression": "REMOVE a", "ReturnValues": "ALL_NEW"}),
+    (
+        "update_item",
+        {
+            "TableName": T,
+            "Key": key("u", "1"),
+            "UpdateExpression": "SET pk = :v",
+            "ExpressionAttributeValues": {":v": {"S": "z"}},
+        },
+    ),
+    (
+        "update_item",
+        {
+            "TableName": T,
+            "Key": key("u", "1"),
+            "UpdateExpression": "SET #a = :v, #a = :w",
+            "ExpressionAttributeNames": {"#a": "a"},
+            "ExpressionAttributeValues": {":v": {"S": "1"}, ":w": {"S": "2"}},
+        },
+    ),
+    (
+        "update_item",
+        {
+            "TableName": T,
+            "Key": key("u", "1"),
+            "UpdateExpression": "SET a = :v",
+            "ExpressionAttributeValues": {":v": {"S": "1"}, ":extra": {"S": "2"}},
+        },
+    ),
+    (
+        "update_item",
+        {
+            "TableName": T,
+            "Key": key("u", "1"),
+            "UpdateExpression": "SET a = :v",
+            "ExpressionAttributeValues": {},
+        },
+    ),
+    (
+        "update_item",
+        {
+            "TableName": T,
+            "Key": key("u", "1"),
+            "UpdateExpression": "SET #s = :v",
+            "ExpressionAttributeNames": {"#s": "status"},
+            "ExpressionAttributeValues": {":v": {"S": "x"}},
+            "ReturnValues": "UPDATED_OLD",
+        },
+    ),
+    (
+        "update_item",
+        {
+            "TableName": T,
+            "Key": key("u", "1"),
+            "UpdateExpression": "ADD c :n",
+            "ExpressionAttributeValues": {":n": {"N": "2"}},
+            "ReturnValues": "ALL_NEW",
+        },
+    ),
+    (
+        "update_item",
+        {
+            "TableName": T,
+            "Key": key("u", "1"),
+            "UpdateExpression": "ADD #s :n",
+            "ExpressionAttributeNames": {"#s": "status"},
+            "ExpressionAttributeValues": {":n": {"N": "2"}},
+        },
+    ),
+    (
+        "update_item",
+        {
+            "TableName": T,
+            "Key": key("u", "1"),
+            "UpdateExpression": "SET gsk = :v",
+            "ExpressionAttributeValues": {":v": {"S": ""}},
+        },
+    ),
+    (
+        "update_item",
+        {
+            "TableName": T,
+            "Key": key("u", "1"),
+            "UpdateExpression": "SET gsk = :v",
+            "ExpressionAttributeValues": {":v": {"N": "3"}},
+        },
+    ),
+    (
+        "update_item",
+        {
+            "TableName": T,
+            "Key": key("u", "1"),
+            "UpdateExpression": "SET m.x = :v",
+            "ExpressionAttributeValues": {":v": {"S": "3"}},
+        },
+    ),
+    (
+        "update_item",
+        {
+            "TableName": T,
+            "Key": key("u", "1"),
+            "UpdateExpression": "SET m = :v REMOVE c",
+            "ExpressionAttributeValues": {":v": {"M": {"x": {"L": [{"N": "1"}, {"NULL": True}]}}}},
+            "ReturnValues": "ALL_NEW",
+        },
+    ),
+    (
+        "update_item",
+        {
+            "TableName": T,
+            "Key": key("u", "1"),
+            "UpdateExpression": "SET c = c + :n",
+            "ExpressionAttributeValues": {":n": {"N": "2"}},
+        },
+    ),
+    (
+        "update_item",
+        {
+            "TableName": T,
+            "Key": key("u", "1"),
+            "UpdateExpression": "SET a = :v",
+            "ConditionExpression": "attribute_exists(nope)",
+            "ExpressionAttributeValues": {":v": {"S": "1"}},
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        },
+    ),
+    (
+        "update_item",
+        {"TableName": T, "Key": key("new", "1"), "UpdateExpression": "REMOVE a", "ReturnValues": "ALL_NEW"},
+    ),
     ("update_item", {"TableName": T, "Key": {"pk": {"S": "u"}}, "UpdateExpression": "REMOVE a"}),
-    ("update_item", {"TableName": T, "Key": key("u", "1") | {"x": {"S": "1"}}, "UpdateExpression": "REMOVE a"}),
+    (
+        "update_item",
+        {"TableName": T, "Key": key("u", "1") | {"x": {"S": "1"}}, "UpdateExpression": "REMOVE a"},
+    ),
     # deletes
-    ("delete_item", {"TableName": T, "Key": key("u", "1"), "ConditionExpression": "a = :v", "ExpressionAttributeValues": {":v": {"S": "no"}}, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}),
+    (
+        "delete_item",
+        {
+            "TableName": T,
+            "Key": key("u", "1"),
+            "ConditionExpression": "a = :v",
+            "ExpressionAttributeValues": {":v": {"S": "no"}},
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        },
+    ),
     ("delete_item", {"TableName": T, "Key": key("u", "1"), "ReturnValues": "ALL_OLD"}),
     ("delete_item", {"TableName": T, "Key": key("gone", "1")}),
     # batches
-    ("batch_write_item", {"RequestItems": {T: [{"PutRequest": {"Item": key("b", "1")}}, {"PutRequest": {"Item": key("b", "1")}}]}}),
-    ("batch_write_item", {"RequestItems": {T: [{"PutRequest": {"Item": key("b", "2")}}, {"PutRequest": {"Item": key("b", "3") | {"n": {"N": "x"}}}}]}}),
-    ("batch_write_item", {"RequestItems": {T: [{"PutRequest": {"Item": key("b", "4")}}, {"DeleteRequest": {"Key": key("b", "2")}}]}}),
+    (
+        "batch_write_item",
+        {
+            "RequestItems": {
+                T: [{"PutRequest": {"Item": key("b", "1")}}, {"PutRequest": {"Item": key("b", "1")}}]
+            }
+        },
+    ),
+    (
+        "batch_write_item",
+        {
+            "RequestItems": {
+                T: [
+                    {"PutRequest": {"Item": key("b", "2")}},
+                    {"PutRequest": {"Item": key("b", "3") | {"n": {"N": "x"}}}},
+                ]
+            }
+        },
+    ),
+    (
+        "batch_write_item",
+        {
+            "RequestItems": {
+                T: [{"PutRequest": {"Item": key("b", "4")}}, {"DeleteRequest": {"Key": key("b", "2")}}]
+            }
+        },
+    ),
     ("batch_write_item", {"RequestItems": {T: [{"DeleteRequest": {"Key": {"pk": {"S": "b"}}}}]}}),
     # transactions
     (
         "transact_write_items",
-        {"TransactItems": [{"Put": {"TableName": T, "Item": key("t", "1")}}, {"Delete": {"TableName": T, "Key": key("t", "1")}}]},
+        {
+            "TransactItems": [
+                {"Put": {"TableName": T, "Item": key("t", "1")}},
+                {"Delete": {"TableName": T, "Key": key("t", "1")}},
+            ]
+        },
     ),
     (
         "transact_write_items",
         {
             "TransactItems": [
                 {"Put": {"TableName": T, "Item": key("t", "2")}},
-                {"ConditionCheck": {"TableName": T, "Key": key("t", "3"), "ConditionExpression": "attribute_exists(pk)"}},
+                {
+                    "ConditionCheck": {
+                        "TableName": T,
+                        "Key": key("t", "3"),
+                        "ConditionExpression": "attribute_exists(pk)",
+                    }
+                },
                 {"Delete": {"TableName": T, "Key": key("b", "4")}},
             ]
         },
@@ -119,20 +286,79 @@ ODD: list[tuple[str, dict[str, Any]]] = [
         "transact_write_items",
         {
             "TransactItems": [
-                {"Update": {"TableName": T, "Key": key("t", "6"), "UpdateExpression": "SET a = :v", "ExpressionAttributeValues": {":v": {"S": "1"}}}},
-                {"Delete": {"TableName": T, "Key": key("b", "4"), "ConditionExpression": "attribute_exists(pk)"}},
+                {
+                    "Update": {
+                        "TableName": T,
+                        "Key": key("t", "6"),
+                        "UpdateExpression": "SET a = :v",
+                        "ExpressionAttributeValues": {":v": {"S": "1"}},
+                    }
+                },
+                {
+                    "Delete": {
+                        "TableName": T,
+                        "Key": key("b", "4"),
+                        "ConditionExpression": "attribute_exists(pk)",
+                    }
+                },
             ]
         },
     ),
-    ("transact_write_items", {"TransactItems": [{"Put": {"TableName": T, "Item": key("t", "7"), "ConditionExpression": "attribute_not_exists(pk)", "ExpressionAttributeValues": {}}}]}),
+    (
+        "transact_write_items",
+        {
+            "TransactItems": [
+                {
+                    "Put": {
+                        "TableName": T,
+                        "Item": key("t", "7"),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                        "ExpressionAttributeValues": {},
+                    }
+                }
+            ]
+        },
+    ),
     # reads
     ("get_item", {"TableName": T, "Key": key("u", "1"), "ProjectionExpression": "m.x, a"}),
     ("get_item", {"TableName": T, "Key": {"pk": {"S": "u"}}}),
     ("batch_get_item", {"RequestItems": {T: {"Keys": [key("u", "1"), key("u", "1")]}}}),
-    ("query", {"TableName": T, "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "u"}}, "Select": "COUNT"}),
-    ("query", {"TableName": T, "IndexName": "ready", "KeyConditionExpression": "gpk = :p", "ExpressionAttributeValues": {":p": {"S": "u"}}, "ConsistentRead": True}),
-    ("query", {"TableName": T, "IndexName": "nope", "KeyConditionExpression": "gpk = :p", "ExpressionAttributeValues": {":p": {"S": "u"}}}),
-    ("query", {"TableName": T, "KeyConditionExpression": "pk = :p AND sk > :s", "ExpressionAttributeValues": {":p": {"S": "u"}, ":s": {"N": "1"}}}),
+    (
+        "query",
+        {
+            "TableName": T,
+            "KeyConditionExpression": "pk = :p",
+            "ExpressionAttributeValues": {":p": {"S": "u"}},
+            "Select": "COUNT",
+        },
+    ),
+    (
+        "query",
+        {
+            "TableName": T,
+            "IndexName": "ready",
+            "KeyConditionExpression": "gpk = :p",
+            "ExpressionAttributeValues": {":p": {"S": "u"}},
+            "ConsistentRead": True,
+        },
+    ),
+    (
+        "query",
+        {
+            "TableName": T,
+            "IndexName": "nope",
+            "KeyConditionExpression": "gpk = :p",
+            "ExpressionAttributeValues": {":p": {"S": "u"}},
+        },
+    ),
+    (
+        "query",
+        {
+            "TableName": T,
+            "KeyConditionExpression": "pk = :p AND sk > :s",
+            "ExpressionAttributeValues": {":p": {"S": "u"}, ":s": {"N": "1"}},
+        },
+    ),
     ("scan", {"TableName": T, "Limit": 3}),
 ]
 

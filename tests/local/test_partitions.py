@@ -54,7 +54,9 @@ def _write(tee: Tee, rng: random.Random) -> None:
                 ExpressionAttributeValues={":g": {"S": _sort(rng)}, ":n": {"N": str(rng.randrange(100))}},
             )
         else:
-            tee.update_item(TableName=T, Key=key, UpdateExpression="REMOVE #g", ExpressionAttributeNames={"#g": "gsk"})
+            tee.update_item(
+                TableName=T, Key=key, UpdateExpression="REMOVE #g", ExpressionAttributeNames={"#g": "gsk"}
+            )
     else:
         tee.delete_item(TableName=T, Key=key)
 

@@ -26,12 +26,18 @@ def fast() -> Iterator[DirectDynamoDB]:
 
 def _write(client: DirectDynamoDB, first: int, count: int) -> None:
     for i in range(first, first + count):
-        client.put_item(TableName=TABLE, Item={"pk": {"S": "p"}, "sk": {"S": f"{i:06d}"}, "b": {"B": b"\x01"}})
+        client.put_item(
+            TableName=TABLE, Item={"pk": {"S": "p"}, "sk": {"S": f"{i:06d}"}, "b": {"B": b"\x01"}}
+        )
 
 
 def _iterator(client: Any, arn: str, kind: str, **more: Any) -> str:
     shard = client.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]["ShardId"]
-    return str(client.get_shard_iterator(StreamArn=arn, ShardId=shard, ShardIteratorType=kind, **more)["ShardIterator"])
+    return str(
+        client.get_shard_iterator(StreamArn=arn, ShardId=shard, ShardIteratorType=kind, **more)[
+            "ShardIterator"
+        ]
+    )
 
 
 def test_records_are_the_ones_boto3_reads(fast: DirectDynamoDB) -> None:
