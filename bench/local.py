@@ -150,6 +150,17 @@ def fill(client: Client, jobs: int) -> None:
         made += count
 
 
+def settle(server: Server, *, idle_share: float = 0.2, limit_s: float = 300) -> None:
+    """Wait until the server has done what the fill left it (its stream records): until it
+    uses less than `idle_share` of a core over a second."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        cpu = server.cpu_seconds()
+        time.sleep(1)
+        if server.cpu_seconds() - cpu < idle_share:
+            return
+
+
 def timed(call: Callable[[], Any], times: int) -> list[float]:
     out = []
     for _ in range(times):
@@ -261,25 +272,40 @@ def main(argv: list[str] | None = None) -> int:
         client = Client(server.url)
         started = time.perf_counter()
         fill(client, args.jobs)
+        settle(server)
         filled_s = time.perf_counter() - started
         finished, pending = args.jobs // 2, args.jobs - args.jobs // 2
         print(
             f"local: emit dev with {args.jobs:,} jobs stored ({finished:,} finished with 3 lines and an event "
-            f"each, {pending:,} pending), filled in {filled_s:.0f} s",
+            f"each, {pending:,} pending), filled in {filled_s:.0f} s; load average {os.getloadavg()[0]:.1f} "
+            f"on {os.cpu_count()} cores",
             flush=True,
         )
-        empty = timed(lambda: client.claim(1, ["nothing"]), args.claims)
-        print(f"local: empty claim: median {statistics.median(empty):.1f} ms over {len(empty)}", flush=True)
-        one = timed(lambda: client.claim(1, [STORED_NAME]), args.claims)
-        print(f"local: one-job claim: median {statistics.median(one):.1f} ms over {len(one)}", flush=True)
+        for label, names in (("empty claim", ["nothing"]), ("one-job claim", [STORED_NAME])):
+            cpu = server.cpu_seconds()
+            times = timed(lambda names=names: client.claim(1, names), args.claims)
+            each = (server.cpu_seconds() - cpu) * 1000 / len(times)
+            print(
+                f"local: {label}: median {statistics.median(times):.1f} ms over {len(times)} "
+                f"({each:.1f} ms of server CPU each)",
+                flush=True,
+            )
+        cpu = server.cpu_seconds()
         rate = batches_of_100(client, args.rounds)
-        print(f"local: create + claim + complete in batches of 100: {rate:,.0f} jobs/s", flush=True)
+        settle(server)
+        each = (server.cpu_seconds() - cpu) * 1000 / (100 * args.rounds)
+        print(
+            f"local: create + claim + complete in batches of 100: {rate:,.0f} jobs/s "
+            f"({each:.2f} ms of server CPU a job, its stream records included)",
+            flush=True,
+        )
         rate, done, twice = workers(server.url, client, args.worker_jobs)
         print(
             f"local: 16 workers claiming and completing one job per request: {rate:,.0f} jobs/s "
             f"({done:,} jobs), {twice} attempts held twice",
             flush=True,
         )
+        settle(server)
         share = idle_wait(server, client, args.idle_s)
         print(f"local: an idle waiting claim: {share * 100:.1f} % of a core", flush=True)
         served = connect_at_once(server.url)
