@@ -54,7 +54,7 @@ from moto.dynamodb.exceptions import (
 from moto.dynamodb.models import DynamoDBBackend, dynamodb_backends
 from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.models.table import Table
-from moto.dynamodb.models.utilities import bytesize, dynamo_json_dump
+from moto.dynamodb.models.utilities import bytesize, dynamo_json_dump, dynamo_to_dict
 from moto.dynamodb.responses import (
     DynamoHandler,
     validate_attributes_used,
@@ -98,6 +98,7 @@ class DirectDynamoDB:
             "DeleteItem": self._delete_item,
             "BatchWriteItem": self._batch_write_item,
             "TransactWriteItems": self._transact_write_items,
+            "Query": self._query,
         }
         self._dates: dict[str, bool] = {}
         self._operations = {_SNAKE.sub("_", name).lower(): name for name in self._model.operation_names}
@@ -400,6 +401,72 @@ class DirectDynamoDB:
         self._check(condition.bind(values), item, params.get("ReturnValuesOnConditionCheckFailure"))
         table.delete_item(*key)
         return {}
+
+    # -- Query --------------------------------------------------------------------------
+
+    _QUERY = frozenset(
+        {
+            "TableName",
+            "KeyConditionExpression",
+            "ExpressionAttributeNames",
+            "ExpressionAttributeValues",
+            "IndexName",
+            "Limit",
+            "ScanIndexForward",
+            "ConsistentRead",
+            "ExclusiveStartKey",
+            "FilterExpression",
+        }
+    )
+
+    def _query(self, params: dict[str, Any]) -> Any:
+        """DynamoHandler.query -> DynamoDBBackend.query -> Table.query (answered from the
+        partition lookups), with the key condition and the filter parsed once per shape."""
+        found = self._table(params.get("TableName"))
+        text = params.get("KeyConditionExpression")
+        if (
+            found is None
+            or not self._QUERY.issuperset(params)
+            or not text
+            or params.get("FilterExpression") == ""
+        ):
+            return _DEFER
+        table, _ = found
+        names = params.get("ExpressionAttributeNames", {})
+        values = self._values(params)
+        filtered = expressions.condition(params.get("FilterExpression"), names, values)
+        if filtered is None:
+            return _DEFER
+        index_name = params.get("IndexName")
+        schema = self.backend.get_schema(table_name=table.name, index_name=index_name)
+        condition = expressions.key_condition(text, names, values, schema)
+        bound = condition.bind(values) if condition is not None else None
+        if condition is None or bound is None:
+            return _DEFER
+        validate_attributes_used(names, [*filtered.names, *condition.names], validation_error_prefix=False)
+        hashes, ranges = bound
+        items, scanned, last = table.query(
+            DynamoType(hashes[0][1]) if hashes else None,
+            ranges[-1][1] if ranges else None,
+            [DynamoType(v) for v in ranges[-1][2]] if ranges else [],
+            params.get("Limit"),
+            params.get("ExclusiveStartKey"),
+            params.get("ScanIndexForward", True),
+            [],
+            index_name,
+            params.get("ConsistentRead", False),
+            filtered.bind(values),
+            hash_key_conditions=[(name, DynamoType(v)) for name, v in hashes],
+            range_key_conditions=[(name, op, [DynamoType(v) for v in vs]) for name, op, vs in ranges],
+        )
+        answer: dict[str, Any] = {
+            "Count": len(items),
+            "ScannedCount": scanned,
+            "Items": [{name: _moto_dict(value) for name, value in item.attrs.items()} for item in items],
+        }
+        if last is not None:
+            answer["LastEvaluatedKey"] = {name: _moto_dict(value) for name, value in last.items()}
+        return answer
 
     # -- BatchWriteItem -------------------------------------------------------------------
 
@@ -775,6 +842,26 @@ def _regular(value: DynamoType) -> dict[str, Any]:
     elif value.type == "B" and isinstance(inner, str):
         inner = base64.b64decode(inner)
     return {value.type: inner}
+
+
+def _moto_dict(value: Any) -> Any:
+    """dynamo_to_dict(value) (moto's answer for a DynamoType), for the values of items."""
+    if isinstance(value, DynamoType):
+        kind, inner = value.type, value.value
+        if kind == "B":
+            return {"B": inner if isinstance(inner, bytes) else base64.b64decode(inner)}
+        if kind == "BS":
+            return {"BS": [v if isinstance(v, bytes) else base64.b64decode(v) for v in inner]}
+        if isinstance(inner, str | bool):
+            return {kind: inner}
+        return {kind: _moto_dict(inner)}
+    if isinstance(value, dict):
+        return {k: _moto_dict(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_moto_dict(v) for v in value]
+    if isinstance(value, str | bytes | bool | int | float) or value is None:
+        return value
+    return dynamo_to_dict(value)
 
 
 def _snapshot(item: Item | None) -> Item | None:

@@ -6,6 +6,8 @@ with stand-in values; each call then swaps its own values into a copy of that tr
 is moto's (its Op and Func classes), so a condition decides exactly as in moto. A tree with
 BETWEEN is not kept: moto checks its bounds' types while parsing.
 
+Key conditions are parsed by moto's parser too, once per shape, with stand-in values.
+
 Update expressions are parsed here, for the forms the store writes: `SET name = :value`,
 `REMOVE name` and `ADD name :number` on top-level attributes. Anything else (nested paths,
 functions, arithmetic, DELETE, sets) is not parsed (None), and the caller leaves the whole
@@ -27,6 +29,7 @@ from moto.dynamodb.comparisons import (
     Operand,
     create_condition_expression_parser,
 )
+from moto.dynamodb.parsing.key_condition_expression import parse_expression
 from moto.dynamodb.parsing.reserved_keywords import ReservedKeywords
 
 _MARK = "\x00emit-placeholder\x00"
@@ -223,3 +226,73 @@ def _reserved() -> set[str]:
     if not _reserved_words:
         _reserved_words.update(w.upper() for w in ReservedKeywords.get_reserved_keywords())
     return _reserved_words
+
+
+# -- key conditions ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KeyCondition:
+    """A KeyConditionExpression as moto's parse_expression reads it, with placeholders where
+    the values go."""
+
+    hash_conditions: tuple[tuple[str, str], ...]
+    """(attribute, value placeholder)"""
+    range_conditions: tuple[tuple[str, str, tuple[str, ...]], ...]
+    """(attribute, comparison, value placeholders)"""
+    names: tuple[str, ...]
+    """The expression attribute names it uses."""
+
+    def bind(
+        self, values: dict[str, Any]
+    ) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, str, list[dict[str, Any]]]]] | None:
+        """parse_expression's answer with this call's values; None where moto would refuse a
+        value (an empty string key)."""
+        hashes = [(name, values[p]) for name, p in self.hash_conditions]
+        ranges = [
+            (name, comparison, [values[p] for p in ps]) for name, comparison, ps in self.range_conditions
+        ]
+        bound = [v for _, v in hashes] + [v for _, _, vs in ranges for v in vs]
+        if any(not isinstance(v, dict) or v.get("S", None) == "" for v in bound):
+            return None
+        return hashes, ranges
+
+
+_keys: dict[tuple[Any, ...], KeyCondition | None] = {}
+
+
+def key_condition(
+    expression: str, names: dict[str, str], values: dict[str, Any], schema: list[dict[str, str]]
+) -> KeyCondition | None:
+    """The parsed key condition, or None when moto's parser refuses it (moto then answers)."""
+    key = (
+        expression,
+        tuple(sorted(names.items())),
+        tuple(sorted(values)),
+        tuple((k["AttributeName"], k["KeyType"]) for k in schema),
+    )
+    if key in _keys:
+        return _keys[key]
+    stand_ins = {name: {"S": f"{_MARK}{name}"} for name in values}
+    placeholders = {id(v): name for name, v in stand_ins.items()}
+    found: KeyCondition | None = None
+    try:
+        hashes, ranges, used = parse_expression(
+            key_condition_expression=expression,
+            expression_attribute_values=stand_ins,
+            expression_attribute_names=names,
+            schema=schema,
+        )
+        found = KeyCondition(
+            tuple((name, placeholders[id(v)]) for name, v in hashes),
+            tuple(
+                (name, comparison, tuple(placeholders[id(v)] for v in vs)) for name, comparison, vs in ranges
+            ),
+            tuple(used),
+        )
+    except Exception:  # refused (moto says why), or a value that is not a placeholder
+        found = None
+    if len(_keys) > 10_000:
+        _keys.clear()
+    _keys[key] = found
+    return found

@@ -76,7 +76,7 @@ def _sort_part(entry: tuple[Any, ...]) -> tuple[Any, ...]:
 
 @dataclass
 class _GlobalIndex:
-    """One global index: partition (type, value) -> entries (range, hash, sort, hash key, sort key)."""
+    """One global index: partition (type, value) -> entries (range, hash, sort, row)."""
 
     name: str
     hash_attr: str
@@ -87,7 +87,7 @@ class _GlobalIndex:
     broken: bool = False
     """An item whose index keys are not of the declared types: moto's own query decides then."""
 
-    def entry(self, item: Item, row: tuple[Any, Any, DynamoType, DynamoType]) -> tuple[Any, ...] | None:
+    def entry(self, item: Item, row: tuple[Any, Any, _Row]) -> tuple[Any, ...] | None:
         attrs = item.attrs
         hash_value = attrs.get(self.hash_attr)
         range_value = attrs.get(self.range_attr)
@@ -121,8 +121,12 @@ class _GlobalIndex:
             del self.parts[entry[0]]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Row:
+    """One primary key: its item as stored now, and its entries in the lookups."""
+
+    key: tuple[DynamoType, DynamoType]
+    item: Item | None
     gsi: list[tuple[Any, ...] | None]
     ttl: tuple[Any, ...] | None = None
 
@@ -136,8 +140,8 @@ class TablePartitions:
         self.range_attr = table.range_key_attr
         self.hash_type = table.hash_key_type
         self.range_type = table.range_key_type
-        # hash key -> sorted [(sort value, sort key)]
-        self.base: dict[DynamoType, list[tuple[Any, DynamoType]]] = {}
+        # hash key -> sorted [(sort value, row)]
+        self.base: dict[DynamoType, list[tuple[Any, _Row]]] = {}
         self.rows: dict[tuple[DynamoType, DynamoType], _Row] = {}
         self.gsis: list[_GlobalIndex] = []
         types = {a["AttributeName"]: a["AttributeType"] for a in table.attr}
@@ -149,7 +153,7 @@ class TablePartitions:
                     _GlobalIndex(index.name, hashes[0], ranges[0], types[hashes[0]], types[ranges[0]])
                 )
         self.ttl_attr = ttl_attribute(table)
-        # sorted [(ttl, hash value, sort value, hash key, sort key)] of items with a numeric ttl
+        # sorted [(ttl, hash value, sort value, row)] of items with a numeric ttl
         self.ttl: list[tuple[Any, ...]] = []
         for partition in list(table.items.values()):
             for item in list(partition.values()):
@@ -171,10 +175,11 @@ class TablePartitions:
                 self._forget(key, row)
             return
         if row is None:
-            row = _Row([None] * len(self.gsis))
+            row = _Row(key, item, [None] * len(self.gsis))
             self.rows[key] = row
-            self._base_add(hash_key, range_key)
-        ids = (hash_key.cast_value, range_key.cast_value, hash_key, range_key)
+            self._base_add(hash_key, range_key, row)
+        row.item = item
+        ids = (hash_key.cast_value, range_key.cast_value, row)
         for i, gsi in enumerate(self.gsis):
             entry = gsi.entry(item, ids)
             if entry != row.gsi[i]:
@@ -196,9 +201,9 @@ class TablePartitions:
             self._ttl_remove(row.ttl)
         del self.rows[key]
 
-    def _base_add(self, hash_key: DynamoType, range_key: DynamoType) -> None:
+    def _base_add(self, hash_key: DynamoType, range_key: DynamoType, row: _Row) -> None:
         part = self.base.setdefault(hash_key, [])
-        bisect.insort(part, (range_key.cast_value, range_key), key=_first)
+        bisect.insort(part, (range_key.cast_value, row), key=_first)
 
     def _base_remove(self, hash_key: DynamoType, range_key: DynamoType) -> None:
         part = self.base.get(hash_key)
@@ -217,7 +222,7 @@ class TablePartitions:
         value = item.attrs.get(self.ttl_attr)
         if value is None or value.type != "N":
             return None
-        return (value.cast_value, ids[0], ids[1], ids[2], ids[3])
+        return (value.cast_value, ids[0], ids[1], ids[2])
 
     def _ttl_remove(self, entry: tuple[Any, ...]) -> None:
         at = bisect.bisect_left(self.ttl, entry[:3], key=_sort_part)
@@ -229,7 +234,7 @@ class TablePartitions:
     def expired(self, now: Decimal) -> list[tuple[DynamoType, DynamoType]]:
         """Primary keys of the items whose TTL attribute is a number at most `now`."""
         end = bisect.bisect_right(self.ttl, now, key=_first)
-        return [(entry[3], entry[4]) for entry in self.ttl[:end]]
+        return [entry[3].key for entry in self.ttl[:end]]
 
     def gsi(self, name: str) -> _GlobalIndex | None:
         return next((g for g in self.gsis if g.name == name), None)
@@ -313,8 +318,6 @@ class _Plan:
     full_key: Callable[[tuple[Any, ...]], Any]
     """The part of an entry the start key is compared with (moto's sort attributes)."""
     start: Any
-    hash_key: DynamoType | None
-    """Base table: the partition's hash key (entries hold the sort keys)."""
 
 
 @dataclass(frozen=True)
@@ -358,12 +361,10 @@ def _plan(parts: TablePartitions, table: Table, query: _Query) -> _Plan | None:
     if start is None:
         return None
     if query.index_name is None:
-        return _Plan(parts.base.get(hash_key, []), _first, _first, start[0] if start else None, hash_key)
+        return _Plan(parts.base.get(hash_key, []), _first, _first, start[0] if start else None)
     gsi = parts.gsi(query.index_name)
     assert gsi is not None
-    return _Plan(
-        gsi.parts.get((hash_key.type, hash_key.cast_value), []), _first, _sort_part, start or None, None
-    )
+    return _Plan(gsi.parts.get((hash_key.type, hash_key.cast_value), []), _first, _sort_part, start or None)
 
 
 def _start(parts: TablePartitions, query: _Query, keys: _Keys) -> tuple[Any, ...] | None:
@@ -437,9 +438,8 @@ def _walk(plan: _Plan, lo: int, hi: int, forward: bool) -> tuple[Iterator[int], 
 
 def _item(table: Table, plan: _Plan, position: int) -> Item:
     entry = plan.entries[position]
-    if plan.hash_key is not None:
-        return table.items[plan.hash_key][entry[1]]  # type: ignore[no-any-return]
-    return table.items[entry[3]][entry[4]]  # type: ignore[no-any-return]
+    item: Item = entry[-1].item
+    return item
 
 
 def _indexed_query(table: Table, plan: _Plan, query: _Query) -> tuple[list[Item], int, dict[str, Any] | None]:
@@ -494,21 +494,53 @@ def _project(index: SecondaryIndex, item: Item) -> Item:
     attribute: moto's Item.project turns the item into plain values for each attribute it
     keeps, takes that attribute, and turns the kept values back into attribute values; here
     only the kept attributes make that trip."""
-    projection = index.projection or {}
-    kind = projection.get("ProjectionType")
-    if kind not in ("KEYS_ONLY", "INCLUDE"):
+    names = _projected(index)
+    if names is None:
         return index.project(item)
-    names = index.table_key_attrs + [k["AttributeName"] for k in index.schema]
-    if kind == "INCLUDE":
-        names = names + list(projection.get("NonKeyAttributes", []))
-    if any(_LIST_ELEMENT.match(name) for name in names):
-        return index.project(item)
-    kept: dict[str, Any] = {}
+    projected = untracked(Item)
+    projected.hash_key, projected.range_key = item.hash_key, item.range_key
+    attrs = LimitedSizeDict.__new__(LimitedSizeDict)
     for name in names:
         value = item.attrs.get(name)
         if value is not None:
-            kept[name] = _deserializer.deserialize(value.to_regular_json())
-    return build_item(item.hash_key, item.range_key, _serializer.serialize(kept)["M"])
+            dict.__setitem__(attrs, name, _round_trip(value))
+    projected.attrs = attrs
+    return projected
+
+
+_projections: dict[int, tuple[Any, Any, list[str] | None]] = {}
+
+
+def _projected(index: SecondaryIndex) -> list[str] | None:
+    """The top-level attributes an index keeps (None: moto projects), once per index (and
+    again if the index's projection or schema is replaced)."""
+    projection = index.projection or {}
+    known = _projections.get(id(index))
+    if known is not None and known[0] is index.projection and known[1] is index.schema:
+        return known[2]
+    kind = projection.get("ProjectionType")
+    names: list[str] | None = None
+    if kind in ("KEYS_ONLY", "INCLUDE"):
+        names = index.table_key_attrs + [k["AttributeName"] for k in index.schema]
+        if kind == "INCLUDE":
+            names = names + list(projection.get("NonKeyAttributes", []))
+        if any(_LIST_ELEMENT.match(name) for name in names):
+            names = None
+    _projections[id(index)] = (index.projection, index.schema, names)
+    return names
+
+
+_CANONICAL_INTEGER = re.compile(r"0|-?[1-9][0-9]{0,37}")
+
+
+def _round_trip(value: DynamoType) -> DynamoType:
+    """The value after moto's trip through plain values (TypeDeserializer, then TypeSerializer):
+    the same value for a string, a boolean, a null or a number already written as boto3
+    writes it (such values are never changed in place: see `dynamo`); others make the trip."""
+    kind = value.type
+    if kind in ("S", "BOOL", "NULL") or (kind == "N" and _CANONICAL_INTEGER.fullmatch(value.value)):
+        return value
+    return DynamoType(_serializer.serialize(_deserializer.deserialize(value.to_regular_json())))
 
 
 def untracked(cls: type[T]) -> T:

@@ -19,13 +19,13 @@ Two things moto never lets go of are let go of here, as DynamoDB does:
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
 from botocore.awsrequest import HeadersDict
 from botocore.exceptions import ClientError
-from botocore.parsers import DEFAULT_TIMESTAMP_PARSER, create_parser
-from botocore.utils import parse_to_aware_datetime
+from botocore.parsers import create_parser
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.core.exceptions import JsonRESTError
 from moto.core.responses import ActionContext
@@ -39,11 +39,12 @@ ITERATORS = 1_000
 _SNAKE = re.compile(r"(?<!^)(?=[A-Z])")
 
 
-def _timestamp(value: Any) -> Any:
-    """A moto datetime as botocore reads it back: epoch seconds to the millisecond, local time."""
-    return DEFAULT_TIMESTAMP_PARSER(
-        TimestampSerializer._timestamp_unixtimestamp(parse_to_aware_datetime(value))
-    )
+def _timestamp(value: datetime) -> datetime:
+    """A moto datetime (naive, in UTC) as botocore reads it back: epoch seconds to the
+    millisecond. botocore gives it in local time (dateutil's tzlocal, slow to build); the
+    same instant in UTC is an equal datetime."""
+    aware = value.replace(tzinfo=UTC) if value.tzinfo is None else value
+    return datetime.fromtimestamp(TimestampSerializer._timestamp_unixtimestamp(aware), UTC)
 
 
 class DirectStreams:
