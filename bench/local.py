@@ -47,13 +47,15 @@ class Server:
 
     def cpu_seconds(self) -> float:
         """User + system CPU of the server process so far."""
-        fields = open(f"/proc/{self.process.pid}/stat").read().rsplit(")", 1)[1].split()  # noqa: SIM115, PTH123
+        with open(f"/proc/{self.process.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def rss_mb(self) -> float:
-        for line in open(f"/proc/{self.process.pid}/status"):  # noqa: SIM115, PTH123
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
+        with open(f"/proc/{self.process.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
         return 0.0
 
 
@@ -275,9 +277,10 @@ def main(argv: list[str] | None = None) -> int:
         settle(server)
         filled_s = time.perf_counter() - started
         finished, pending = args.jobs // 2, args.jobs - args.jobs // 2
+        load = os.getloadavg()[0]
         print(
-            f"local: emit dev with {args.jobs:,} jobs stored ({finished:,} finished with 3 lines and an event "
-            f"each, {pending:,} pending), filled in {filled_s:.0f} s; load average {os.getloadavg()[0]:.1f} "
+            f"local: emit dev with {args.jobs:,} jobs stored ({finished:,} finished with 3 lines and an "
+            f"event each, {pending:,} pending), filled in {filled_s:.0f} s; load average {load:.1f} "
             f"on {os.cpu_count()} cores",
             flush=True,
         )

@@ -16,7 +16,8 @@ FIGURES = [
     r"local: one-job claim: median [\d.]+ ms over 5 \([\d.]+ ms of server CPU each\)",
     r"local: create \+ claim \+ complete in batches of 100: [\d,]+ jobs/s "
     r"\([\d.]+ ms of server CPU a job, its stream records included\)",
-    r"local: 16 workers claiming and completing one job per request: [\d,]+ jobs/s \(40 jobs\), 0 attempts held twice",
+    r"local: 16 workers claiming and completing one job per request: [\d,]+ jobs/s \(40 jobs\), "
+    r"0 attempts held twice",
     r"local: an idle waiting claim: [\d.]+ % of a core",
     r"local: 64 clients connecting at once: 64 served",
     r"local: server memory: [\d,]+ MB resident",
