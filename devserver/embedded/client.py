@@ -44,7 +44,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.core.exceptions import JsonRESTError
 from moto.core.responses import ActionContext
 from moto.core.serialize import get_serializer_class
-from moto.core.utils import get_service_model
+from moto.core.utils import get_service_model, utcnow
 from moto.dynamodb.comparisons import Func, Op
 from moto.dynamodb.exceptions import (
     ConditionalCheckFailed,
@@ -53,7 +53,7 @@ from moto.dynamodb.exceptions import (
 )
 from moto.dynamodb.models import DynamoDBBackend, dynamodb_backends
 from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
-from moto.dynamodb.models.table import Table
+from moto.dynamodb.models.table import StreamRecord, Table
 from moto.dynamodb.models.utilities import bytesize, dynamo_json_dump, dynamo_to_dict
 from moto.dynamodb.responses import (
     DynamoHandler,
@@ -62,6 +62,7 @@ from moto.dynamodb.responses import (
     validate_put_has_empty_keys,
     validate_put_has_gsi_keys_set_to_none,
 )
+from moto.moto_api._internal import mock_random
 
 from devserver.embedded import expressions, partitions
 
@@ -237,7 +238,8 @@ class DirectDynamoDB:
         bound = _item_bound(attrs)
         if keys is None or bound < 0:
             return None
-        table._validate_item_types(attrs)
+        # Table._validate_item_types refuses numbers that are not numbers, strings that are not
+        # strings and nulls that are not true: none passes `_item_bound`.
         table._validate_key_sizes(attrs)
         # Item() refuses an item over its limit as it adds the attribute that passes it: the
         # same limit, measured once at the end (the measure only grows), and only when a
@@ -252,8 +254,7 @@ class DirectDynamoDB:
         """The end of Table.put_item: the item in place, its stream record."""
         table.items[item.hash_key][item.range_key] = item
         parts.reconcile_item(item.hash_key, item.range_key, item)
-        if table.stream_shard is not None:
-            table.stream_shard.add(current, item)
+        _record(table, current, item)
 
     @staticmethod
     def _check(op: Op | Func, current: Item | None, return_values: str | None) -> None:
@@ -359,8 +360,7 @@ class DirectDynamoDB:
         assert item is not None
         _apply(item, actions)
         parts.reconcile_item(item.hash_key, item.range_key, item)
-        if table.stream_shard is not None:
-            table.stream_shard.add(before, item)
+        _record(table, before, item)
         answer: dict[str, Any] = {
             "ConsumedCapacity": {"TableName": table.name, "CapacityUnits": _UPDATE_CAPACITY}
         }
@@ -798,6 +798,47 @@ def _fits(
                 return False
             bound += (existing.size() if existing is not None else 1) + 1
     return bound <= partitions.MAX_ITEM_SIZE
+
+
+def _record(table: Table, old: Item | None, new: Item | None) -> None:
+    """StreamShard.add(old, new) and its StreamRecord, built as moto builds them, with the
+    images built by `_attributes` (what Item.to_json gives, in copies of their own)."""
+    shard = table.stream_shard
+    if shard is None:
+        return
+    if table.lambda_event_source_mappings or (old is None and new is None):
+        shard.add(old, new)
+        return
+    view = table.stream_specification["StreamViewType"]  # type: ignore[index]
+    event = "INSERT" if old is None else "REMOVE" if new is None else "MODIFY"
+    sequence = len(shard.items) + shard.starting_sequence_number
+    keyed = old if old is not None else new
+    assert keyed is not None
+    keys = {table.hash_key_attr: keyed.hash_key.to_json()}
+    if table.range_key_attr is not None:
+        keys[table.range_key_attr] = keyed.range_key.to_json()  # type: ignore[union-attr]
+    data: dict[str, Any] = {
+        "StreamViewType": view,
+        "ApproximateCreationDateTime": utcnow(),
+        "SequenceNumber": str(sequence),
+        "SizeBytes": 1,
+        "Keys": keys,
+    }
+    if view in ("NEW_IMAGE", "NEW_AND_OLD_IMAGES") and new is not None:
+        data["NewImage"] = _attributes(new)
+    if view in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES") and old is not None:
+        data["OldImage"] = _attributes(old)
+    data["SizeBytes"] = len(dynamo_json_dump(data))
+    record = partitions.untracked(StreamRecord)
+    record.record = {
+        "eventID": mock_random.uuid4().hex,
+        "eventName": event,
+        "eventSource": "aws:dynamodb",
+        "eventVersion": "1.0",
+        "awsRegion": "us-east-1",
+        "dynamodb": data,
+    }
+    shard.items.append(record)
 
 
 def _apply(item: Item, actions: list[tuple[str, str, DynamoType | None]]) -> None:
