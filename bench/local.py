@@ -19,6 +19,7 @@ measured at. Figures, not verdicts: the targets are in the issue (median claim <
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 import socket
@@ -187,8 +188,8 @@ def batches_of_100(client: Client, rounds: int) -> float:
 def workers(url: str, client: Client, jobs: int, threads: int = 16) -> tuple[float, int, int]:
     """`threads` workers each claiming one job and completing it, until `jobs` are done:
     jobs a second, how many completed, and how many attempts were handed out twice."""
-    for start in range(0, jobs, FILL_BATCH):
-        client.create([{"name": "w16", "payload": _payload(i)} for i in range(min(FILL_BATCH, jobs - start))])
+    for first in range(0, jobs, FILL_BATCH):
+        client.create([{"name": "w16", "payload": _payload(i)} for i in range(min(FILL_BATCH, jobs - first))])
     handed: list[tuple[str, int]] = []
     completed: list[int] = []
     lock = threading.Lock()
@@ -286,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         for label, names in (("empty claim", ["nothing"]), ("one-job claim", [STORED_NAME])):
             cpu = server.cpu_seconds()
-            times = timed(lambda names=names: client.claim(1, names), args.claims)
+            times = timed(functools.partial(client.claim, 1, names), args.claims)
             each = (server.cpu_seconds() - cpu) * 1000 / len(times)
             print(
                 f"local: {label}: median {statistics.median(times):.1f} ms over {len(times)} "

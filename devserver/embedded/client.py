@@ -34,17 +34,11 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
-import boto3
-from botocore.awsrequest import HeadersDict
-from botocore.exceptions import ClientError
-from botocore.parsers import create_parser
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.core.exceptions import JsonRESTError
-from moto.core.responses import ActionContext
-from moto.core.serialize import get_serializer_class
-from moto.core.utils import get_service_model, utcnow
+from moto.core.utils import utcnow
 from moto.dynamodb.comparisons import Func, Op
 from moto.dynamodb.exceptions import (
     ConditionalCheckFailed,
@@ -65,6 +59,7 @@ from moto.dynamodb.responses import (
 from moto.moto_api._internal import mock_random
 
 from devserver.embedded import expressions, partitions
+from devserver.embedded.wire import Wire
 
 _DEFER = object()
 """A fast path's answer when the request is not of a shape it handles: moto's handler answers."""
@@ -83,13 +78,7 @@ class DirectDynamoDB:
     def __init__(self, region: str, account_id: str = DEFAULT_ACCOUNT_ID) -> None:
         self.region = region
         self.account_id = account_id
-        # A real client only for its API model and its exception classes (never called).
-        model_client = boto3.client(
-            "dynamodb", region_name=region, aws_access_key_id="local", aws_secret_access_key="local"
-        )
-        self._model = model_client.meta.service_model
-        self._exceptions = model_client.exceptions
-        self._parser = create_parser("json")
+        self._wire = Wire("dynamodb", region)
         self._handler = DynamoHandler()
         self._handler.current_account = account_id
         self._handler.region = region
@@ -102,11 +91,12 @@ class DirectDynamoDB:
             "Query": self._query,
         }
         self._dates: dict[str, bool] = {}
-        self._operations = {_SNAKE.sub("_", name).lower(): name for name in self._model.operation_names}
+        self._operations = {_SNAKE.sub("_", name).lower(): name for name in self._wire.model.operation_names}
 
     @property
     def backend(self) -> DynamoDBBackend:
-        return dynamodb_backends[self.account_id][self.region]  # type: ignore[no-any-return]
+        backend: DynamoDBBackend = dynamodb_backends[self.account_id][self.region]
+        return backend
 
     def __getattr__(self, name: str) -> Callable[..., dict[str, Any]]:
         operation = self._operations.get(name)
@@ -135,7 +125,8 @@ class DirectDynamoDB:
         table, parts = found
         keys = sorted(parts.expired(Decimal(Now)), key=lambda k: (k[0].cast_value, k[1].cast_value))
         return [
-            {table.hash_key_attr: {h.type: h.value}, table.range_key_attr: {r.type: r.value}} for h, r in keys
+            {table.hash_key_attr: {h.type: h.value}, str(table.range_key_attr): {r.type: r.value}}
+            for h, r in keys
         ]
 
     # -- the call -----------------------------------------------------------------------
@@ -148,7 +139,7 @@ class DirectDynamoDB:
             if answer is _DEFER:
                 answer = self._handle(operation, params)
         except JsonRESTError as exc:
-            raise self._client_error(operation, exc) from None
+            raise self._wire.error(operation, exc) from None
         finally:
             partitions.forget_tracked()
         return self._shaped(operation, answer)
@@ -164,45 +155,21 @@ class DirectDynamoDB:
             return result.result
         # Dates (a table's creation time) come out of moto as naive datetimes; its serializer
         # writes them as epoch seconds and botocore reads them back in local time: do both.
-        operation_model = get_service_model("dynamodb").operation_model(operation)
-        context = ActionContext(
-            get_service_model("dynamodb"), operation_model, get_serializer_class("dynamodb", "json"), handler
-        )
-        status, headers, body = result.execute_result(context)
-        response = {"status_code": status, "headers": HeadersDict(headers), "body": body.encode()}
-        parsed = self._parser.parse(response, self._model.operation_model(operation).output_shape)
-        parsed.pop("ResponseMetadata", None)
-        return parsed
+        return self._wire.parsed(operation, result, handler)
 
     def _dated(self, operation: str) -> bool:
         if operation not in self._dates:
-            self._dates[operation] = _has_timestamp(
-                self._model.operation_model(operation).output_shape, set()
-            )
+            self._dates[operation] = _has_timestamp(self._wire.output(operation), set())
         return self._dates[operation]
 
     def _shaped(self, operation: str, answer: Any) -> dict[str, Any]:
         """The answer as botocore's parser gives it: only the members of the operation's output,
         and none that moto left empty (None)."""
-        shape = self._model.operation_model(operation).output_shape
+        shape = self._wire.output(operation)
         if shape is None or not isinstance(answer, dict):
             return {}
         members = shape.members
         return {k: v for k, v in answer.items() if k in members and v is not None}
-
-    def _client_error(self, operation: str, exc: JsonRESTError) -> ClientError:
-        """moto's error response parsed as botocore parses it (endpoint._add_modeled_error_fields
-        included), as the client's modeled exception."""
-        headers = HeadersDict(dict(exc.get_headers()))
-        response = {"status_code": exc.code, "headers": headers, "body": exc.get_body().encode()}
-        operation_model = self._model.operation_model(operation)
-        parsed: dict[str, Any] = self._parser.parse(response, operation_model.output_shape)
-        code = parsed.get("Error", {}).get("Code")
-        error_shape = self._model.shape_for_error_code(code) if code else None
-        if error_shape is not None:
-            parsed.update(self._parser.parse(response, error_shape))
-        error_class = self._exceptions.from_code(code)
-        return error_class(parsed, operation)  # type: ignore[no-any-return]
 
     # -- shared steps ---------------------------------------------------------------------
 
@@ -253,7 +220,7 @@ class DirectDynamoDB:
     def _store(table: Table, parts: partitions.TablePartitions, item: Item, current: Item | None) -> None:
         """The end of Table.put_item: the item in place, its stream record."""
         table.items[item.hash_key][item.range_key] = item
-        parts.reconcile_item(item.hash_key, item.range_key, item)
+        parts.reconcile_item(*_key_of(item), item)
         _record(table, current, item)
 
     @staticmethod
@@ -353,13 +320,13 @@ class DirectDynamoDB:
             table.put_item(
                 {
                     table.hash_key_attr: {hash_key.type: hash_key.value},
-                    table.range_key_attr: {range_key.type: range_key.value},
+                    str(table.range_key_attr): {range_key.type: range_key.value},
                 }
             )
             item = table.get_item(hash_key, range_key)
         assert item is not None
         _apply(item, actions)
-        parts.reconcile_item(item.hash_key, item.range_key, item)
+        parts.reconcile_item(*_key_of(item), item)
         _record(table, before, item)
         answer: dict[str, Any] = {
             "ConsumedCapacity": {"TableName": table.name, "CapacityUnits": _UPDATE_CAPACITY}
@@ -449,8 +416,8 @@ class DirectDynamoDB:
             DynamoType(hashes[0][1]) if hashes else None,
             ranges[-1][1] if ranges else None,
             [DynamoType(v) for v in ranges[-1][2]] if ranges else [],
-            params.get("Limit"),
-            params.get("ExclusiveStartKey"),
+            cast(int, params.get("Limit")),  # moto's handler passes None too
+            cast(dict[str, Any], params.get("ExclusiveStartKey")),
             params.get("ScanIndexForward", True),
             [],
             index_name,
@@ -521,7 +488,7 @@ class DirectDynamoDB:
                 kind, body = (
                     next(iter(request.items()))
                     if isinstance(request, dict) and len(request) == 1
-                    else ("", None)
+                    else ("", {})
                 )
                 if kind == "PutRequest":
                     validate_put_has_empty_keys(body["Item"], table, custom_error_msg=_BATCH_EMPTY_KEY)
@@ -551,7 +518,9 @@ class DirectDynamoDB:
         if len({(s.table.name, *s.key) for s in steps}) != len(steps):
             return _DEFER  # moto's MultipleTransactionsException, with its own rollback
         shards = {
-            s.table.name: (s.table, len(s.table.stream_shard.items)) for s in steps if s.table.stream_shard
+            s.table.name: (s.table.stream_shard, len(s.table.stream_shard.items))
+            for s in steps
+            if s.table.stream_shard is not None
         }
         undo: list[tuple[_Step, Item | None]] = []
         errors = [self._transact_run(step, undo) for step in steps]
@@ -563,8 +532,8 @@ class DirectDynamoDB:
                 else:
                     step.table.items[hash_key][range_key] = previous
                 step.parts.reconcile_item(hash_key, range_key, previous)
-            for table, length in shards.values():
-                del table.stream_shard.items[length:]
+            for shard, length in shards.values():
+                del shard.items[length:]
             raise TransactionCanceledException(errors)
         return {"ConsumedCapacity": [], "ItemCollectionMetrics": {}}
 
@@ -631,7 +600,7 @@ class DirectDynamoDB:
                 return None
             if item is None:
                 return None
-            key: tuple[DynamoType, DynamoType] | None = (item.hash_key, item.range_key)
+            key: tuple[DynamoType, DynamoType] | None = _key_of(item)
         else:
             key = self._key(table, op.get("Key"))
         if key is None:
@@ -677,6 +646,12 @@ def _has_timestamp(shape: Any, seen: set[str]) -> bool:
     if shape.type_name == "map":
         return _has_timestamp(shape.value, seen)
     return False
+
+
+def _key_of(item: Item) -> tuple[DynamoType, DynamoType]:
+    """An item's primary key (the fast path only serves tables with a sort key)."""
+    assert item.range_key is not None
+    return item.hash_key, item.range_key
 
 
 def _typed(raw: Any, expected: str) -> DynamoType | None:

@@ -49,7 +49,8 @@ class Condition:
         """The tree with this call's values."""
         if self.rebuild is None:
             return self.tree
-        return self.rebuild(values or {}, {})  # type: ignore[no-any-return]
+        bound: Op | Func = self.rebuild(values or {}, {})
+        return bound
 
 
 _conditions: dict[tuple[Any, ...], Condition | None] = {}

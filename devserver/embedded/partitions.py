@@ -56,7 +56,7 @@ def size(item: Item) -> int:
     if found is None:
         found = item.size()
         setattr(item, SIZE, found)
-    return found  # type: ignore[no-any-return]
+    return int(found)
 
 
 def _cast(value: DynamoType, expected: str) -> Any:
@@ -540,7 +540,9 @@ def _round_trip(value: DynamoType) -> DynamoType:
     kind = value.type
     if kind in ("S", "BOOL", "NULL") or (kind == "N" and _CANONICAL_INTEGER.fullmatch(value.value)):
         return value
-    return DynamoType(_serializer.serialize(_deserializer.deserialize(value.to_regular_json())))
+    plain: Any = value.to_regular_json()
+    trip: Any = _serializer.serialize(_deserializer.deserialize(plain))
+    return DynamoType(trip)
 
 
 def untracked(cls: type[T]) -> T:
@@ -555,7 +557,7 @@ def forget_tracked() -> None:
     stream records and shard iterators pile up in `instances_tracked` for the life of the
     process. Only moto's dashboard reads those lists."""
     for model in (Item, StreamRecord, ShardIterator):
-        tracked = model.instances_tracked  # type: ignore[attr-defined]
+        tracked: list[Any] = getattr(model, "instances_tracked", [])
         if len(tracked) > TRACKED:
             tracked.clear()
 
@@ -655,7 +657,7 @@ def install() -> None:
         )
         plan = _plan(parts, self, asked) if parts is not None and not filter_kwargs else None
         if plan is None:
-            return _original["query"](  # type: ignore[no-any-return]
+            return _original["query"](
                 self,
                 hash_key,
                 range_comparison,
@@ -676,7 +678,8 @@ def install() -> None:
     @functools.wraps(Table.put_item)
     def put_item(self: Table, item_attrs: dict[str, Any], *args: Any, **kwargs: Any) -> Item:
         try:
-            return _original["put_item"](self, item_attrs, *args, **kwargs)  # type: ignore[no-any-return]
+            stored: Item = _original["put_item"](self, item_attrs, *args, **kwargs)
+            return stored
         finally:
             if ATTRIBUTE in self.__dict__:
                 reconcile(self, *_keys(self, item_attrs))
@@ -684,7 +687,8 @@ def install() -> None:
     @functools.wraps(Table.delete_item)
     def delete_item(self: Table, hash_key: DynamoType, range_key: DynamoType | None) -> Item | None:
         try:
-            return _original["delete_item"](self, hash_key, range_key)  # type: ignore[no-any-return]
+            deleted: Item | None = _original["delete_item"](self, hash_key, range_key)
+            return deleted
         finally:
             if ATTRIBUTE in self.__dict__:
                 reconcile(self, hash_key, range_key)
@@ -694,7 +698,8 @@ def install() -> None:
         self: DynamoDBBackend, table_name: str, key: dict[str, Any], *args: Any, **kwargs: Any
     ) -> Item:
         try:
-            return _original["update_item"](self, table_name, key, *args, **kwargs)  # type: ignore[no-any-return]
+            updated: Item = _original["update_item"](self, table_name, key, *args, **kwargs)
+            return updated
         finally:
             table = self.tables.get(table_name)
             if table is not None and ATTRIBUTE in table.__dict__:

@@ -22,17 +22,13 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-import boto3
-from botocore.awsrequest import HeadersDict
-from botocore.exceptions import ClientError
-from botocore.parsers import create_parser
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.core.exceptions import JsonRESTError
-from moto.core.responses import ActionContext
-from moto.core.serialize import TimestampSerializer, get_serializer_class
-from moto.core.utils import get_service_model
+from moto.core.serialize import TimestampSerializer
 from moto.dynamodbstreams.models import DynamoDBStreamsBackend, dynamodbstreams_backends
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
+
+from devserver.embedded.wire import Wire
 
 KEEP = 1_000
 ITERATORS = 1_000
@@ -53,12 +49,7 @@ class DirectStreams:
     def __init__(self, region: str, account_id: str = DEFAULT_ACCOUNT_ID) -> None:
         self.region = region
         self.account_id = account_id
-        model_client = boto3.client(
-            "dynamodbstreams", region_name=region, aws_access_key_id="local", aws_secret_access_key="local"
-        )
-        self._model = model_client.meta.service_model
-        self._exceptions = model_client.exceptions
-        self._parser = create_parser("json")
+        self._wire = Wire("dynamodbstreams", region)
         self._handler = DynamoDBStreamsHandler()
         # Its parameters are read from `params` (as moto's newer handlers read them).
         self._handler.automated_parameter_parsing = True
@@ -67,7 +58,8 @@ class DirectStreams:
 
     @property
     def backend(self) -> DynamoDBStreamsBackend:
-        return dynamodbstreams_backends[self.account_id][self.region]  # type: ignore[no-any-return]
+        backend: DynamoDBStreamsBackend = dynamodbstreams_backends[self.account_id][self.region]
+        return backend
 
     def describe_stream(self, **params: Any) -> dict[str, Any]:
         return self._handled("DescribeStream", params)
@@ -82,10 +74,10 @@ class DirectStreams:
         iterators = self.backend.shard_iterators
         iterator = iterators.get(ShardIterator)
         if iterator is None:
-            raise self._error("GetRecords", "ExpiredIteratorException", "Iterator expired")
+            raise self._wire.refusal("GetRecords", "ExpiredIteratorException", "Iterator expired")
         shard = iterator.stream_shard
         if iterator.sequence_number < shard.starting_sequence_number:
-            raise self._error("GetRecords", "TrimmedDataAccessException", "Records were trimmed")
+            raise self._wire.refusal("GetRecords", "TrimmedDataAccessException", "Records were trimmed")
         answer = iterator.get(Limit)
         records = []
         for stored in answer["Records"]:
@@ -111,29 +103,5 @@ class DirectStreams:
         try:
             result = getattr(handler, _SNAKE.sub("_", operation).lower())()
         except JsonRESTError as exc:
-            response = {
-                "status_code": exc.code,
-                "headers": HeadersDict(dict(exc.get_headers())),
-                "body": exc.get_body().encode(),
-            }
-            parsed = self._parser.parse(response, self._model.operation_model(operation).output_shape)
-            code = parsed.get("Error", {}).get("Code")
-            raise self._exceptions.from_code(code)(parsed, operation) from None
-        service = get_service_model("dynamodbstreams")
-        context = ActionContext(
-            service,
-            service.operation_model(operation),
-            get_serializer_class("dynamodbstreams", "json"),
-            handler,
-        )
-        status, headers, body = result.execute_result(context)
-        response = {"status_code": status, "headers": HeadersDict(headers), "body": body.encode()}
-        parsed: dict[str, Any] = self._parser.parse(
-            response, self._model.operation_model(operation).output_shape
-        )
-        parsed.pop("ResponseMetadata", None)
-        return parsed
-
-    def _error(self, operation: str, code: str, message: str) -> ClientError:
-        error_class = self._exceptions.from_code(code)
-        return error_class({"Error": {"Code": code, "Message": message}}, operation)  # type: ignore[no-any-return]
+            raise self._wire.error(operation, exc) from None
+        return self._wire.parsed(operation, result, handler)
