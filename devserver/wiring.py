@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from typing import Any
 
@@ -111,6 +112,12 @@ def embedded_dynamodb(*, fast: bool) -> Any:
         from devserver.embedded.client import DirectDynamoDB  # noqa: PLC0415 - imports moto internals
 
         return DirectDynamoDB(REGION)
+    if fast:
+        print(
+            f"emit dev: moto {embedded.installed_moto()} is not {embedded.MOTO_VERSION}, the version the "
+            "fast embedded DynamoDB was written for: using plain moto (slower with many jobs)",
+            file=sys.stderr,
+        )
     return boto3.client("dynamodb", region_name=REGION)
 
 
