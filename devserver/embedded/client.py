@@ -89,6 +89,7 @@ class DirectDynamoDB:
             "BatchWriteItem": self._batch_write_item,
             "TransactWriteItems": self._transact_write_items,
             "Query": self._query,
+            "GetItem": self._get_item,
         }
         self._dates: dict[str, bool] = {}
         self._operations = {_SNAKE.sub("_", name).lower(): name for name in self._wire.model.operation_names}
@@ -368,6 +369,22 @@ class DirectDynamoDB:
         self._check(condition.bind(values), item, params.get("ReturnValuesOnConditionCheckFailure"))
         table.delete_item(*key)
         return {}
+
+    # -- GetItem ------------------------------------------------------------------------
+
+    def _get_item(self, params: dict[str, Any]) -> Any:
+        """DynamoHandler.get_item -> DynamoDBBackend.get_item, for a whole item by its key."""
+        found = self._table(params.get("TableName"))
+        if found is None or not {"TableName", "Key", "ConsistentRead"}.issuperset(params):
+            return _DEFER
+        table, _ = found
+        key = self._key(table, params.get("Key"))
+        if key is None:
+            return _DEFER
+        item = table.get_item(*key)
+        if item is None:
+            return {}
+        return {"Item": {name: _moto_dict(value) for name, value in item.attrs.items()}}
 
     # -- Query --------------------------------------------------------------------------
 
