@@ -323,6 +323,10 @@ ODD: list[tuple[str, dict[str, Any]]] = [
     # reads
     ("get_item", {"TableName": T, "Key": key("u", "1"), "ProjectionExpression": "m.x, a"}),
     ("get_item", {"TableName": T, "Key": {"pk": {"S": "u"}}}),
+    ("get_item", {"TableName": T, "Key": key("", "1")}),
+    ("get_item", {"TableName": T, "Key": key("u", "1"), "ReturnConsumedCapacity": "TOTAL"}),
+    ("get_item", {"TableName": T, "Key": key("u", "1"), "ConsistentRead": True}),
+    ("get_item", {"TableName": "nope", "Key": key("u", "1")}),
     ("batch_get_item", {"RequestItems": {T: {"Keys": [key("u", "1"), key("u", "1")]}}}),
     (
         "query",
