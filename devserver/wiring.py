@@ -109,8 +109,10 @@ def embedded_dynamodb(*, fast: bool) -> Any:
     was written for) moto's backend called directly, with per-partition queries
     (devserver.embedded; proven equal to the former by tests/local/test_conformance.py)."""
     if fast and embedded.supported():
+        from devserver.embedded import heap  # noqa: PLC0415 - only with the fast path
         from devserver.embedded.client import DirectDynamoDB  # noqa: PLC0415 - imports moto internals
 
+        heap.keep_collections_short()
         return DirectDynamoDB(REGION)
     if fast:
         print(

@@ -200,6 +200,9 @@ class TablePartitions:
         if row.ttl is not None:
             self._ttl_remove(row.ttl)
         del self.rows[key]
+        # A row and its entries refer to each other: undone here, so that reference
+        # counting frees them (see devserver.embedded.heap).
+        row.gsi, row.ttl, row.item = [], None, None
 
     def _base_add(self, hash_key: DynamoType, range_key: DynamoType, row: _Row) -> None:
         part = self.base.setdefault(hash_key, [])
