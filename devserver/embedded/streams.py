@@ -25,9 +25,10 @@ from typing import Any
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.core.exceptions import JsonRESTError
 from moto.core.serialize import TimestampSerializer
-from moto.dynamodbstreams.models import DynamoDBStreamsBackend, dynamodbstreams_backends
+from moto.dynamodbstreams.models import DynamoDBStreamsBackend, ShardIterator, dynamodbstreams_backends
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
 
+from devserver.embedded import partitions
 from devserver.embedded.wire import Wire
 
 KEEP = 1_000
@@ -50,6 +51,7 @@ class DirectStreams:
         self.region = region
         self.account_id = account_id
         self._wire = Wire("dynamodbstreams", region)
+        self._made = 0
         self._handler = DynamoDBStreamsHandler()
         # Its parameters are read from `params` (as moto's newer handlers read them).
         self._handler.automated_parameter_parsing = True
@@ -60,9 +62,6 @@ class DirectStreams:
     def backend(self) -> DynamoDBStreamsBackend:
         backend: DynamoDBStreamsBackend = dynamodbstreams_backends[self.account_id][self.region]
         return backend
-
-    def describe_stream(self, **params: Any) -> dict[str, Any]:
-        return self._handled("DescribeStream", params)
 
     def list_streams(self, **params: Any) -> dict[str, Any]:
         return self._handled("ListStreams", params)
@@ -78,9 +77,9 @@ class DirectStreams:
         shard = iterator.stream_shard
         if iterator.sequence_number < shard.starting_sequence_number:
             raise self._wire.refusal("GetRecords", "TrimmedDataAccessException", "Records were trimmed")
-        answer = iterator.get(Limit)
+        stored_records = shard.get(iterator.sequence_number, Limit)
         records = []
-        for stored in answer["Records"]:
+        for stored in stored_records:
             data = dict(stored["dynamodb"])
             data["ApproximateCreationDateTime"] = _timestamp(data["ApproximateCreationDateTime"])
             records.append(dict(stored) | {"dynamodb": data})
@@ -89,9 +88,41 @@ class DirectStreams:
             if read > 2 * KEEP:
                 del shard.items[: read - KEEP]
                 shard.starting_sequence_number += read - KEEP
+        # ShardIterator.get: the next iterator starts after the last record read (or where this
+        # one did); moto names each with 472 random bytes, here a counter does.
+        if records:
+            following = self._iterator(
+                iterator, "AFTER_SEQUENCE_NUMBER", int(records[-1]["dynamodb"]["SequenceNumber"])
+            )
+        else:
+            following = self._iterator(iterator, "AT_SEQUENCE_NUMBER", iterator.sequence_number)
+        iterators[following.arn] = following
         while len(iterators) > ITERATORS:
             del iterators[next(iter(iterators))]
-        return {"NextShardIterator": answer["NextShardIterator"], "Records": records}
+        return {"NextShardIterator": following.arn, "Records": records}
+
+    def describe_stream(self, **params: Any) -> dict[str, Any]:
+        """DynamoDBStreamsBackend.describe_stream's answer as boto3 parses it (the reader asks
+        before every read)."""
+        if set(params) != {"StreamArn"}:
+            return self._handled("DescribeStream", params)
+        try:
+            stream = self.backend.describe_stream(params["StreamArn"])
+        except JsonRESTError as exc:
+            raise self._wire.error("DescribeStream", exc) from None
+        stream = dict(stream)
+        stream["CreationRequestDateTime"] = _timestamp(stream["CreationRequestDateTime"])
+        return {"StreamDescription": stream}
+
+    def _iterator(self, previous: ShardIterator, kind: str, sequence: int) -> ShardIterator:
+        self._made += 1
+        made = partitions.untracked(ShardIterator)
+        made.id = f"emit-dev-{self._made}"
+        made.streams_backend = previous.streams_backend
+        made.stream_shard = previous.stream_shard
+        made.shard_iterator_type = kind
+        made.sequence_number = sequence + 1 if kind == "AFTER_SEQUENCE_NUMBER" else sequence
+        return made
 
     def _handled(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
         """moto's handler answers; its answer goes through moto's serializer and botocore's
