@@ -8,13 +8,14 @@ whole tables for a transaction. Here:
 - Every call goes to moto's own request handler (moto.dynamodb.responses.DynamoHandler) with
   the request as boto3 would have sent it, and its answer comes back as boto3 would have
   parsed it: the same validation, the same errors.
-- The calls the store makes most (PutItem, UpdateItem, DeleteItem, BatchWriteItem,
-  TransactWriteItems) are done here instead, step for step as moto's handler and backend
-  do them and with moto's own pieces (its conditions, items, errors and stream shard), with
-  each expression parsed once per shape (`expressions`), each item built once, and a
-  transaction undone item by item instead of by restoring a copy of each table. A request
-  of any other shape than handled here goes to moto's handler, which answers it.
-- Queries are moto's, answered from per-partition lookups (`partitions`).
+- The calls the store makes most (PutItem, UpdateItem, DeleteItem, GetItem, Query,
+  BatchWriteItem, TransactWriteItems) are done here instead, step for step as moto's
+  handler and backend do them and with moto's own pieces (its condition trees, items,
+  errors, stream records and Table.query), with each expression parsed once per shape
+  (`expressions`), each item built once, answers built without moto's generic converter,
+  and a transaction undone item by item instead of by restoring a copy of each table. A
+  request of any other shape than handled here goes to moto's handler, which answers it.
+- Queries are answered from per-partition lookups (`partitions`).
 
 Errors are raised as boto3 raises them: moto's error response parsed by botocore's parser
 (with the modeled fields: the `Item` of a failed condition, a transaction's
