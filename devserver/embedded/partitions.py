@@ -5,7 +5,8 @@ sorted list (moto/dynamodb/models/table.py, Table.query -> all_items()): each ca
 O(table size). Here each enabled table keeps, beside its items, a sorted list per partition
 of the table and of each global secondary index (and one of the items carrying the table's
 TTL attribute), updated on every write that goes through moto's Table.put_item,
-Table.delete_item and DynamoDBBackend.update_item (the only places moto changes an item).
+Table.delete_item and DynamoDBBackend.update_item (the only places moto changes an item;
+the fast client's own writes update them themselves).
 A query then takes its partition's list, cuts the key range out of it with bisect, and walks
 only that slice, with the exact rules of moto's loop (the limit, the 1 MB page, the start
 key, which item ends a page), so its answers are the ones moto gives.
