@@ -37,9 +37,11 @@ format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-## Measure DynamoDB units per job for create, claim and complete.
+## Measure DynamoDB units per job for create, claim and complete; then `emit dev` with
+## 100,000 jobs stored: claim latency, throughput, idle cost, memory (a few minutes).
 bench: install
 	$(BIN)/python -m bench.cost
+	$(BIN)/python -m bench.local
 
 clean:
 	rm -rf $(VENV) cdk.out .pytest_cache .mypy_cache .ruff_cache

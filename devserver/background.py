@@ -36,7 +36,12 @@ class StreamReader:
     """Reads new records from every shard of the table's stream."""
 
     def __init__(self, runtime: Runtime, *, endpoint: str | None = None, from_start: bool = True) -> None:
-        client = boto3.client("dynamodbstreams", region_name=REGION, endpoint_url=endpoint)
+        # The embedded fast DynamoDB brings its own Streams client (devserver.embedded.streams).
+        streams = getattr(runtime.dynamodb, "streams", None) if endpoint is None else None
+        if streams is not None:
+            client = streams()
+        else:
+            client = boto3.client("dynamodbstreams", region_name=REGION, endpoint_url=endpoint)
         # One call at a time with the table's other calls, as with the embedded DynamoDB's.
         lock = getattr(runtime.dynamodb, "lock", None)
         self.client: Any = Serialized(client, lock) if lock is not None else client
@@ -146,6 +151,12 @@ def expire_ttl(runtime: Runtime) -> int:
     """Delete items past their `ttl`, as DynamoDB's TTL would (days late on AWS; at once here)."""
     now_s = runtime.clock.now_ms() // 1000
     expired: list[dict[str, Any]] = []
+    # The embedded fast DynamoDB keeps its items in TTL order: no scan of the whole table.
+    finder = getattr(runtime.dynamodb, "expired_keys", None)
+    if finder is not None:
+        expired = [dynamo.deserialize(k) for k in finder(TableName=runtime.table, Now=now_s)]
+        runtime.db.batch_delete(expired)
+        return len(expired)
     start = None
     while True:
         params: dict[str, Any] = {

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         passthrough = [re.escape(args.dynamodb_endpoint.rstrip("/")) + ".*"] if args.dynamodb_endpoint else []
         stack.enter_context(mock_aws(config={"core": {"passthrough": {"urls": passthrough, "services": []}}}))
         dev_token = os.environ.get("EMIT_DEV_TOKEN") or None
-        runtime = build_runtime(dynamodb_endpoint=args.dynamodb_endpoint, dev_token=dev_token)
+        runtime = build_runtime(dynamodb_endpoint=args.dynamodb_endpoint, dev_token=dev_token, fast=True)
         install(runtime)
         if dev_token is None:
             minted = runtime.tokens.mint(NewToken(scopes=["admin"], name=f"emit dev {secrets.token_hex(2)}"))

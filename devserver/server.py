@@ -16,6 +16,10 @@ MAX_BODY = 10 * 1024 * 1024  # an HTTP API's payload limit
 class GatewayHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "emit-dev"
+    # An answer is written as headers, then body: with Nagle's algorithm on, the body waits
+    # for the client's delayed ACK of the headers, 40 ms on every request of a kept-alive
+    # connection.
+    disable_nagle_algorithm = True
 
     def _serve(self) -> None:
         url = urlsplit(self.path)
@@ -71,6 +75,9 @@ class GatewayHandler(BaseHTTPRequestHandler):
 class DevServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # The standard library listens with a backlog of 5: a burst of workers connecting at once
+    # (a load test, a pool starting) had connections reset. The kernel caps it (somaxconn).
+    request_queue_size = 1024
 
     def __init__(self, host: str, port: int, *, verbose: bool = False) -> None:
         super().__init__((host, port), GatewayHandler)

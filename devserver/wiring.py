@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import os
+import sys
 import threading
 from typing import Any
 
@@ -13,6 +14,7 @@ import moto.dynamodb.models as ddb_models
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.table import Table
 
+from devserver.embedded import compat as embedded
 from shared.clock import Clock, SystemClock
 from shared.queue import QueueConfig
 from shared.runtime import Runtime
@@ -149,6 +151,25 @@ def ensure_table(client: Any, table: str = TABLE) -> None:
         )
 
 
+def embedded_dynamodb(*, fast: bool) -> Any:
+    """The in-memory DynamoDB's client: boto3 into moto, or (`fast`, with the moto version it
+    was written for) moto's backend called directly, with per-partition queries
+    (devserver.embedded; proven equal to the former by tests/local/test_conformance.py)."""
+    if fast and embedded.supported():
+        from devserver.embedded import heap  # noqa: PLC0415 - only with the fast path
+        from devserver.embedded.client import DirectDynamoDB  # noqa: PLC0415 - imports moto internals
+
+        heap.keep_collections_short()
+        return DirectDynamoDB(REGION)
+    if fast:
+        print(
+            f"emit dev: moto {embedded.installed_moto()} is not {embedded.MOTO_VERSION}, the version the "
+            "fast embedded DynamoDB was written for: using plain moto (slower with many jobs)",
+            file=sys.stderr,
+        )
+    return boto3.client("dynamodb", region_name=REGION)
+
+
 def build_runtime(
     *,
     clock: Clock | None = None,
@@ -157,15 +178,20 @@ def build_runtime(
     queue_config: QueueConfig | None = None,
     settings_cache_ms: int = 0,
     callback_transport: Any = None,
+    fast: bool = False,
 ) -> Runtime:
     """Clients, table and bucket for local use; call inside an active moto mock unless
-    `dynamodb_endpoint` names a real DynamoDB-compatible endpoint."""
+    `dynamodb_endpoint` names a real DynamoDB-compatible endpoint. `fast`: the embedded
+    DynamoDB without botocore, with per-partition queries (what `emit dev` runs)."""
     local_environment()
     if not dynamodb_endpoint:
         keep_streams_through_rollbacks()
         one_backup_per_transaction()
     lock = threading.Lock()
-    raw_ddb = boto3.client("dynamodb", region_name=REGION, endpoint_url=dynamodb_endpoint)
+    if dynamodb_endpoint:
+        raw_ddb = boto3.client("dynamodb", region_name=REGION, endpoint_url=dynamodb_endpoint)
+    else:
+        raw_ddb = embedded_dynamodb(fast=fast)
     ensure_table(raw_ddb)
     dynamodb = raw_ddb if dynamodb_endpoint else Serialized(raw_ddb, lock)
     s3 = boto3.client("s3", region_name=REGION)
