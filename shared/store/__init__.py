@@ -9,7 +9,7 @@ Layout of the one table, every key a string (`pk`, `sk`):
 | log lines of one report (a page) | `L#{space}#{id}` | `{first line:010d}` |
 | event | `E#{space}#{id}` | `{seq:06d}` |
 | idempotency key (kept a day past its job's finish) | `K#{space}#{key}` | `-` |
-| space settings (with the default policy), in-flight count, job names (with their own policy) | `S#{space}` | `settings` / `inflight` / `name#{name}` |
+| settings, in-flight count, names (with policies) | `S#{space}` | `settings`, `inflight`, `name#{name}` |
 | token | `T` | `{token id}` |
 | lease bucket (claims to check when leases end) | `LEASE#{n}` | `{expires:013d}#{ulid}` |
 | callback delivery of a finished job | `C#{space}#{id}` | `-` |

@@ -125,7 +125,7 @@ def stream_records(account: str) -> list[dict[str, Any]]:
     return copy.deepcopy(out)
 
 
-def tee_runtime(clock: Clock, http: httpx.Client | None = None) -> tuple[Runtime, Tee]:
+def tee_runtime(clock: Clock, transport: httpx.AsyncBaseTransport | None = None) -> tuple[Runtime, Tee]:
     """A runtime like `emit dev`'s whose DynamoDB is a Tee (call inside an active moto mock)."""
     plain = boto3.client("dynamodb", region_name=REGION)
     fast = DirectDynamoDB(REGION, account_id=FAST_ACCOUNT)
@@ -144,7 +144,7 @@ def tee_runtime(clock: Clock, http: httpx.Client | None = None) -> tuple[Runtime
         settings_cache_ms=0,
         allow_private_callbacks=True,
         unclaimed_every_ms=5_000,
-        http=http,
+        callback_transport=transport,
     )
     return runtime, tee
 

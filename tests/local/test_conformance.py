@@ -36,7 +36,7 @@ def world() -> Iterator[tuple[Runtime, Tee, Api, Background, ManualClock]]:
     clock = ManualClock()
     receiver = Receiver(answers=[500, 204])
     with mock_aws():
-        runtime, tee = tee_runtime(clock, http=httpx.Client(transport=httpx.MockTransport(receiver)))
+        runtime, tee = tee_runtime(clock, transport=httpx.MockTransport(receiver))
         install(runtime)
         token = str(runtime.tokens.mint(NewToken(scopes=["admin"], name="conformance"))["token"])
         yield runtime, tee, Api(token), Background(runtime), clock
@@ -44,12 +44,17 @@ def world() -> Iterator[tuple[Runtime, Tee, Api, Background, ManualClock]]:
 
 
 def _fast_answers(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    """Which calls the fast client answered itself (not by moto's handler)."""
+    """Which calls moto's handler answered (the fast client left them to it)."""
     handled: Counter[str] = Counter()
     original = fast_client.DirectDynamoDB._handle
 
     def _handle(self: Any, operation: str, params: dict[str, Any]) -> Any:
-        handled[operation] += 1
+        # ADD of a string set (a report naming where its large value goes, a rare path) is
+        # left to moto's handler on purpose; every other shape the store sends is the fast path's.
+        values = params.get("ExpressionAttributeValues", {})
+        adds_a_set = operation == "UpdateItem" and any("SS" in v for v in values.values())
+        if not adds_a_set:
+            handled[operation] += 1
         return original(self, operation, params)
 
     monkeypatch.setattr(fast_client.DirectDynamoDB, "_handle", _handle)
