@@ -4,16 +4,21 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from moto import mock_aws
 
-from devserver.wiring import LOCAL_ENV, build_runtime
+from devserver.wiring import LOCAL_ENV
 from shared.clock import ManualClock
-from shared.queue import QueueConfig
 from shared.runtime import Runtime, install
 from shared.schema import NewToken
-from tests.support import Api
+from tests.support import Api, LocalAws
 
 os.environ.update(LOCAL_ENV)
+
+
+@pytest.fixture(scope="session")
+def local_aws() -> Iterator[LocalAws]:
+    aws = LocalAws()
+    yield aws
+    aws.close()
 
 
 @pytest.fixture
@@ -22,12 +27,16 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def rt(clock: ManualClock) -> Iterator[Runtime]:
-    with mock_aws():
-        runtime = build_runtime(clock=clock, queue_config=QueueConfig(max_wait_ms=60_000))
-        install(runtime)
+def rt(clock: ManualClock, local_aws: LocalAws) -> Iterator[Runtime]:
+    """A runtime of the test's own (its clock, an empty table and bucket), installed for the
+    handlers to use."""
+    runtime = local_aws.runtime(clock)
+    install(runtime)
+    try:
         yield runtime
+    finally:
         install(None)
+        local_aws.release()
 
 
 @pytest.fixture
