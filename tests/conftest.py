@@ -9,6 +9,7 @@ from devserver.wiring import LOCAL_ENV
 from shared.clock import ManualClock
 from shared.runtime import Runtime, install
 from shared.schema import NewToken
+from tests.dev import DevServer, start_dev
 from tests.support import Api, LocalAws
 
 os.environ.update(LOCAL_ENV)
@@ -19,6 +20,20 @@ def local_aws() -> Iterator[LocalAws]:
     aws = LocalAws()
     yield aws
     aws.close()
+
+
+@pytest.fixture(scope="session")
+def dev() -> Iterator[DevServer]:
+    """One real `emit dev` for the whole session; each test works in spaces of its own."""
+    server = start_dev()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def dev_server(dev: DevServer) -> DevServer:
+    """The same `emit dev` (the end-to-end tests' name for it)."""
+    return dev
 
 
 @pytest.fixture

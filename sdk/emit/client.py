@@ -9,6 +9,7 @@ from typing import Self
 
 import httpx
 
+from emit.clock import SYSTEM, Clock
 from emit.jobs import Jobs
 from emit.spaces import Spaces
 from emit.tokens import Tokens
@@ -26,6 +27,8 @@ class Emit:
     A call refused because the space is full (429) is sent again as the answer says,
     for up to `room_wait` seconds. A call without an answer, or answered with a 5xx, is
     sent again up to `retries` times with backoff when repeating it is harmless.
+    Every wait (for room, between tries, `jobs.follow`'s polls, its workers' rounds) goes
+    through `clock`: the real one unless a test gives one of its own.
     """
 
     def __init__(
@@ -38,6 +41,7 @@ class Emit:
         timeout: float = DEFAULT_TIMEOUT_S,
         retries: int = 4,
         http_transport: httpx.BaseTransport | None = None,
+        clock: Clock = SYSTEM,
     ) -> None:
         url = url or os.environ.get("EMIT_URL")
         token = token or os.environ.get("EMIT_TOKEN")
@@ -55,6 +59,7 @@ class Emit:
             timeout=timeout,
             backoff=Backoff(tries=retries + 1),
             http_transport=http_transport,
+            clock=clock,
         )
         self._bind()
 
@@ -66,6 +71,10 @@ class Emit:
     @property
     def url(self) -> str:
         return self._transport.url
+
+    @property
+    def clock(self) -> Clock:
+        return self._transport.clock
 
     def with_space(self, space: str) -> Emit:
         """The same client, connection included, bound to another space."""
