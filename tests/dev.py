@@ -24,13 +24,18 @@ class DevServer:
     process: subprocess.Popen[str]
     output: deque[str] = field(default_factory=lambda: deque(maxlen=500))
     """The server's last lines: read all along, so a full pipe never blocks the server."""
+    reader: threading.Thread | None = None
 
-    def stop(self) -> None:
+    def stop(self) -> list[str]:
+        """Stop it; answers its last lines, every one of them read (up to its exit)."""
         self.process.terminate()
         try:
             self.process.wait(timeout=PATIENCE_S)
         except subprocess.TimeoutExpired:
             self.process.kill()
+        if self.reader is not None:
+            self.reader.join(PATIENCE_S)
+        return list(self.output)
 
 
 def start_dev(*args: str, token: str = DEV_TOKEN) -> DevServer:
@@ -55,7 +60,8 @@ def start_dev(*args: str, token: str = DEV_TOKEN) -> DevServer:
         if found:
             server = DevServer(found.group(1), token, process)
             server.output.extend(seen)
-            threading.Thread(target=_drain, args=(process, server.output), daemon=True).start()
+            server.reader = threading.Thread(target=_drain, args=(process, server.output), daemon=True)
+            server.reader.start()
             return server
     process.kill()
     raise AssertionError("emit dev did not start:\n" + "".join(seen))
