@@ -33,9 +33,9 @@ install: $(STAMP)
 dev: install-local
 	$(BIN)/emit dev $(ARGS)
 
-## Lint, type-check and run every test.
+## Lint, type-check and run every test (on two workers: see tests/conftest.py).
 test: install lint typecheck
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2
 
 lint: install
 	$(BIN)/ruff check .

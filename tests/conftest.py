@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from xdist.scheduler import LoadScopeScheduling
 
 from devserver.wiring import LOCAL_ENV
 from shared.clock import ManualClock
@@ -13,6 +15,22 @@ from tests.dev import DevServer, start_dev
 from tests.support import Api, LocalAws
 
 os.environ.update(LOCAL_ENV)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under pytest-xdist (`make test` runs two workers), the CDK tests all go to one worker,
+    so the app is synthesized once (their session fixture); every other test goes to
+    whichever worker is free. (`--dist loadgroup` would do this with markers, but its
+    marking does not take under pytest 9.)"""
+    if config.getvalue("dist") != "load":
+        return None
+
+    class CdkTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "tests/infra" if nodeid.startswith("tests/infra/") else nodeid
+
+    return CdkTogether(config, log)
 
 
 @pytest.fixture(scope="session")
