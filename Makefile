@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed-stamp
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: install install-local dev test lint format typecheck bench clean
+.PHONY: install install-local dev test pytest lint format typecheck bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,12 @@ install: $(STAMP)
 dev: install-local
 	$(BIN)/emit dev $(ARGS)
 
-## Lint, type-check and run every test (on two workers: see tests/conftest.py).
-test: install lint typecheck
+## Lint, type-check and run every test. The type check runs beside the tests, which run
+## on two workers (tests/conftest.py).
+test: install
+	@$(MAKE) --no-print-directory -j3 --output-sync=line lint typecheck pytest
+
+pytest: install
 	$(BIN)/pytest -n 2
 
 lint: install
