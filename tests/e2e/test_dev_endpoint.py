@@ -63,6 +63,6 @@ def test_without_a_dev_token_emit_dev_mints_one_and_prints_it() -> None:
         token = printed[0].rsplit(" ", 1)[1].strip()
         assert token.startswith("emit_")
         answer = httpx.get(f"{server.url}/v1/tokens", headers={"Authorization": f"Bearer {token}"})
-        assert answer.status_code == 200
+        assert answer.status_code == 200, "".join(server.output)
     finally:
         server.stop()
