@@ -18,19 +18,10 @@ class GatewayHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "emit-dev"
     server: DevServer
-    status: int | None = None
+    started = 0.0
 
     def _serve(self) -> None:
-        started, self.status = time.perf_counter(), None
-        try:
-            self._answer()
-        finally:
-            if self.server.verbose:  # one line a request: `POST /v1/spaces/a/jobs 200 12 ms`
-                ms = (time.perf_counter() - started) * 1000
-                path = urlsplit(self.path).path
-                print(f"{self.command} {path} {self.status or '-'} {ms:.0f} ms", flush=True)
-
-    def _answer(self) -> None:
+        self.started = time.perf_counter()
         url = urlsplit(self.path)
         length = int(self.headers.get("content-length") or 0)
         if length > MAX_BODY:
@@ -67,7 +58,9 @@ class GatewayHandler(BaseHTTPRequestHandler):
         self._send_raw(status, {"content-type": "application/json"}, json.dumps(payload).encode())
 
     def _send_raw(self, status: int, headers: dict[str, str], data: bytes) -> None:
-        self.status = status
+        if self.server.verbose:  # one line a request, before its answer: `POST /v1/spaces/a/jobs 200 12 ms`
+            ms = (time.perf_counter() - self.started) * 1000
+            print(f"{self.command} {urlsplit(self.path).path} {status} {ms:.0f} ms", flush=True)
         self.send_response(status)
         for name, value in headers.items():
             if name.lower() not in ("content-length", "connection"):
@@ -78,7 +71,7 @@ class GatewayHandler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        """Requests are logged by `_serve`, in a line of its own making."""
+        """Requests are logged by `_send_raw`, in a line of its own making."""
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.verbose:  # a request the server could not read
