@@ -16,6 +16,7 @@ Built on the HTTP API alone, with httpx as its only dependency.
 """
 
 from emit.client import Emit, worker
+from emit.clock import Clock, SystemClock
 from emit.control import Release, RetryAfter, Unrecoverable
 from emit.errors import (
     EmitError,
@@ -54,6 +55,7 @@ __all__ = [
     "Backoff",
     "Callback",
     "Claimed",
+    "Clock",
     "Created",
     "Emit",
     "EmitError",
@@ -76,6 +78,7 @@ __all__ = [
     "ResourceExhausted",
     "RetryAfter",
     "Scope",
+    "SystemClock",
     "Token",
     "Unauthenticated",
     "Unavailable",
