@@ -4,27 +4,42 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Two installs: `emit dev` needs only the service, moto and the SDK (the `local` extra), so
+# a first `make dev` starts quickly; `make test` and the rest install everything (`dev`).
+LOCAL_STAMP := $(VENV)/.local-stamp
 STAMP := $(VENV)/.installed-stamp
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: install dev test lint format typecheck bench clean
+.PHONY: install install-local dev test pytest lint format typecheck bench clean
 
-$(STAMP): pyproject.toml sdk/pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+
+$(LOCAL_STAMP): pyproject.toml sdk/pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e ./sdk -e '.[local]'
+	touch $(LOCAL_STAMP)
+
+# Everything `local` has and the rest, so it stands for both stamps.
+$(STAMP): pyproject.toml sdk/pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e ./sdk -e '.[dev]'
-	touch $(STAMP)
+	touch $(LOCAL_STAMP) $(STAMP)
+
+install-local: $(LOCAL_STAMP)
 
 install: $(STAMP)
 
 ## Start the whole service locally on http://127.0.0.1:8787 (ARGS="--port 9000" to change).
-dev: install
+dev: install-local
 	$(BIN)/emit dev $(ARGS)
 
-## Lint, type-check and run every test.
-test: install lint typecheck
-	$(BIN)/pytest
+## Lint, type-check and run every test. The type check runs beside the tests, which run
+## on two workers (tests/conftest.py).
+test: install
+	@$(MAKE) --no-print-directory -j3 --output-sync=line lint typecheck pytest
+
+pytest: install
+	$(BIN)/pytest -n 2
 
 lint: install
 	$(BIN)/ruff check .

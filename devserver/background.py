@@ -35,12 +35,14 @@ def handler(function: str) -> Any:
 class StreamReader:
     """Reads new records from every shard of the table's stream."""
 
-    def __init__(self, runtime: Runtime, *, endpoint: str | None = None, from_start: bool = True) -> None:
+    def __init__(
+        self, runtime: Runtime, *, endpoint: str | None = None, from_start: bool = True, client: Any = None
+    ) -> None:
         # The embedded fast DynamoDB brings its own Streams client (devserver.embedded.streams).
         streams = getattr(runtime.dynamodb, "streams", None) if endpoint is None else None
-        if streams is not None:
+        if client is None and streams is not None:
             client = streams()
-        else:
+        if client is None:
             client = boto3.client("dynamodbstreams", region_name=REGION, endpoint_url=endpoint)
         # One call at a time with the table's other calls, as with the embedded DynamoDB's.
         lock = getattr(runtime.dynamodb, "lock", None)
@@ -178,11 +180,23 @@ def expire_ttl(runtime: Runtime) -> int:
 
 
 class Background:
-    """The three loops, on daemon threads, until `stop`."""
+    """What AWS runs without a request, run here: `start` runs the stream, the clock and
+    TTL each on a daemon thread until `stop` (`emit dev`); the tests leave it stopped and
+    drive each step by hand (`stream`, `tick`, `expire_ttl`) against a clock of their own."""
 
-    def __init__(self, runtime: Runtime, *, endpoint: str | None = None, tick_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        endpoint: str | None = None,
+        tick_s: float = 1.0,
+        streams_client: Any = None,
+    ) -> None:
         self.runtime = runtime
-        self.reader = StreamReader(runtime, endpoint=endpoint, from_start=endpoint is None)
+        # A table that outlives the process (an endpoint) has a stream history: start at its end.
+        self.reader = StreamReader(
+            runtime, endpoint=endpoint, from_start=endpoint is None, client=streams_client
+        )
         self.tick_s = tick_s
         self._stop = threading.Event()
         self._threads = [
@@ -190,6 +204,29 @@ class Background:
             threading.Thread(target=self._loop, args=(self._tick, tick_s), name="emit-clock", daemon=True),
             threading.Thread(target=self._loop, args=(self._ttl, 5.0), name="emit-ttl", daemon=True),
         ]
+
+    # -- by hand --------------------------------------------------------------------------
+
+    def records(self) -> list[dict[str, Any]]:
+        """Stream records written since the last call (not yet handed to the handler)."""
+        return self.reader.read()
+
+    def stream(self, records: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+        """Hand records (by default the new ones) to the stream handler, as Lambda would."""
+        records = self.records() if records is None else records
+        if records:
+            deliver(records)
+        return records
+
+    def tick(self, tick_ms: int = 60_000) -> dict[str, Any]:
+        """The stream's new records first, then one tick of the clock handler."""
+        self.stream()
+        return tick(tick_ms)
+
+    def expire_ttl(self) -> int:
+        return expire_ttl(self.runtime)
+
+    # -- on threads -----------------------------------------------------------------------
 
     def start(self) -> None:
         for thread in self._threads:
@@ -211,10 +248,7 @@ class Background:
                 self._stop.wait(every_s)
 
     def _stream(self) -> bool:
-        records = self.reader.read()
-        if records:
-            deliver(records)
-        return bool(records)
+        return bool(self.stream())
 
     def _tick(self) -> bool:
         tick(int(self.tick_s * 1000))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+import logging
 import os
 import re
 import secrets
@@ -11,6 +13,7 @@ import warnings
 from contextlib import ExitStack
 
 from devserver.wiring import build_runtime, local_environment
+from shared.routes import ROUTES
 from shared.runtime import install
 from shared.schema import NewToken
 
@@ -33,7 +36,24 @@ def run(args: argparse.Namespace) -> int:
     from devserver.background import Background
     from devserver.server import DevServer
 
+    # The port first: if it is taken, say so before anything else starts.
+    try:
+        server = DevServer(args.host, args.port, verbose=args.verbose)
+    except OSError as exc:
+        print(
+            f"emit dev: cannot listen on {args.host}:{args.port} ({exc.strerror or exc}); "
+            "is another emit dev running? Choose another port with --port.",
+            file=sys.stderr,
+        )
+        return 1
+    if not (os.environ.get("POWERTOOLS_LOG_LEVEL") or os.environ.get("LOG_LEVEL")):
+        # The console shows the banner and errors (and requests with --verbose), no more.
+        from shared.observability import logger
+
+        logger.setLevel(logging.WARNING)
+
     with ExitStack() as stack:
+        stack.callback(server.server_close)
         from moto import mock_aws
 
         # S3 (large payloads) stays in memory either way; with an endpoint, DynamoDB calls
@@ -46,25 +66,31 @@ def run(args: argparse.Namespace) -> int:
         if dev_token is None:
             minted = runtime.tokens.mint(NewToken(scopes=["admin"], name=f"emit dev {secrets.token_hex(2)}"))
             dev_token = str(minted["token"])
+        import_handlers()
         background = Background(runtime, endpoint=args.dynamodb_endpoint)
         background.start()
         stack.callback(background.stop)
-        server = DevServer(args.host, args.port, verbose=args.verbose)
         print(f"emit dev: admin token {dev_token}", flush=True)
         print(f"emit dev: listening on http://{args.host}:{server.server_port}", flush=True)
-        try:
-            server.serve_forever(poll_interval=0.2)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            server.server_close()
+        server.serve_forever(poll_interval=0.2)
     return 0
+
+
+def import_handlers() -> None:
+    """Import every function's module now, on one thread, as Lambda's cold starts would
+    before any request: a request thread and a background thread importing Powertools'
+    modules at the same moment can find one half-initialized (an ImportError, so a 500)."""
+    for function in sorted({route.function for route in ROUTES} | {"stream_handler", "clock_handler"}):
+        importlib.import_module(f"functions.{function}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="emit dev", description="Run the whole emit service locally.")
     add_arguments(parser)
-    return run(parser.parse_args(argv))
+    try:
+        return run(parser.parse_args(argv))
+    except KeyboardInterrupt:  # Ctrl-C, while starting or serving: a quiet stop
+        return 0
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,8 +21,11 @@ class GatewayHandler(BaseHTTPRequestHandler):
     # for the client's delayed ACK of the headers, 40 ms on every request of a kept-alive
     # connection.
     disable_nagle_algorithm = True
+    server: DevServer
+    started = 0.0
 
     def _serve(self) -> None:
+        self.started = time.perf_counter()
         url = urlsplit(self.path)
         length = int(self.headers.get("content-length") or 0)
         if length > MAX_BODY:
@@ -58,6 +62,9 @@ class GatewayHandler(BaseHTTPRequestHandler):
         self._send_raw(status, {"content-type": "application/json"}, json.dumps(payload).encode())
 
     def _send_raw(self, status: int, headers: dict[str, str], data: bytes) -> None:
+        if self.server.verbose:  # one line a request, before its answer: `POST /v1/spaces/a/jobs 200 12 ms`
+            ms = (time.perf_counter() - self.started) * 1000
+            print(f"{self.command} {urlsplit(self.path).path} {status} {ms:.0f} ms", flush=True)
         self.send_response(status)
         for name, value in headers.items():
             if name.lower() not in ("content-length", "connection"):
@@ -67,8 +74,11 @@ class GatewayHandler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        """Requests are logged by `_send_raw`, in a line of its own making."""
+
     def log_message(self, format: str, *args: Any) -> None:
-        if self.server.verbose:  # type: ignore[attr-defined]
+        if self.server.verbose:  # a request the server could not read
             super().log_message(format, *args)
 
 

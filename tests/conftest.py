@@ -2,18 +2,56 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
-from moto import mock_aws
+from xdist.scheduler import LoadScopeScheduling
 
-from devserver.wiring import LOCAL_ENV, build_runtime
+from devserver.wiring import LOCAL_ENV
 from shared.clock import ManualClock
-from shared.queue import QueueConfig
 from shared.runtime import Runtime, install
 from shared.schema import NewToken
-from tests.support import Api
+from tests.dev import DevServer, start_dev
+from tests.support import Api, LocalAws
 
 os.environ.update(LOCAL_ENV)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under pytest-xdist (`make test` runs two workers), the CDK tests all go to one worker,
+    so the app is synthesized once (their session fixture); every other test goes to
+    whichever worker is free. (`--dist loadgroup` would do this with markers, but its
+    marking does not take under pytest 9.)"""
+    if config.getvalue("dist") != "load":
+        return None
+
+    class CdkTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "tests/infra" if nodeid.startswith("tests/infra/") else nodeid
+
+    return CdkTogether(config, log)
+
+
+@pytest.fixture(scope="session")
+def local_aws() -> Iterator[LocalAws]:
+    aws = LocalAws()
+    yield aws
+    aws.close()
+
+
+@pytest.fixture(scope="session")
+def dev() -> Iterator[DevServer]:
+    """One real `emit dev` for the whole session; each test works in spaces of its own."""
+    server = start_dev()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def dev_server(dev: DevServer) -> DevServer:
+    """The same `emit dev` (the end-to-end tests' name for it)."""
+    return dev
 
 
 @pytest.fixture
@@ -22,12 +60,16 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def rt(clock: ManualClock) -> Iterator[Runtime]:
-    with mock_aws():
-        runtime = build_runtime(clock=clock, queue_config=QueueConfig(max_wait_ms=60_000))
-        install(runtime)
+def rt(clock: ManualClock, local_aws: LocalAws) -> Iterator[Runtime]:
+    """A runtime of the test's own (its clock, an empty table and bucket), installed for the
+    handlers to use."""
+    runtime = local_aws.runtime(clock)
+    install(runtime)
+    try:
         yield runtime
+    finally:
         install(None)
+        local_aws.release()
 
 
 @pytest.fixture

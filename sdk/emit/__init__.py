@@ -16,6 +16,7 @@ Built on the HTTP API alone, with httpx as its only dependency.
 """
 
 from emit.client import Emit, worker
+from emit.clock import Clock, SystemClock
 from emit.control import Release, RetryAfter, Unrecoverable
 from emit.errors import (
     EmitError,
@@ -56,6 +57,7 @@ __all__ = [
     "Backoff",
     "Callback",
     "Claimed",
+    "Clock",
     "Created",
     "Emit",
     "EmitError",
@@ -81,6 +83,7 @@ __all__ = [
     "ResourceExhausted",
     "RetryAfter",
     "Scope",
+    "SystemClock",
     "Token",
     "Unauthenticated",
     "Unavailable",

@@ -9,6 +9,7 @@ from typing import Self
 
 import httpx
 
+from emit.clock import SYSTEM, Clock
 from emit.jobs import Jobs
 from emit.names import NameDiagnostics, Names
 from emit.spaces import Spaces
@@ -27,6 +28,8 @@ class Emit:
     A call refused because the space is full (429) is sent again as the answer says,
     for up to `room_wait` seconds. A call without an answer, or answered with a 5xx, is
     sent again up to `retries` times with backoff when repeating it is harmless.
+    Every wait (for room, between tries, `jobs.follow`'s polls, its workers' rounds) goes
+    through `clock`: the real one unless a test gives one of its own.
     """
 
     def __init__(
@@ -39,6 +42,7 @@ class Emit:
         timeout: float = DEFAULT_TIMEOUT_S,
         retries: int = 4,
         http_transport: httpx.BaseTransport | None = None,
+        clock: Clock = SYSTEM,
     ) -> None:
         url = url or os.environ.get("EMIT_URL")
         token = token or os.environ.get("EMIT_TOKEN")
@@ -56,6 +60,7 @@ class Emit:
             timeout=timeout,
             backoff=Backoff(tries=retries + 1),
             http_transport=http_transport,
+            clock=clock,
         )
         self._bind()
 
@@ -73,6 +78,10 @@ class Emit:
         """Each job name of the space with pending jobs or a policy of its own: counts, the
         policy in force, and why its jobs wait (`names.diagnostics`)."""
         return self.names.diagnostics()
+
+    @property
+    def clock(self) -> Clock:
+        return self._transport.clock
 
     def with_space(self, space: str) -> Emit:
         """The same client, connection included, bound to another space."""

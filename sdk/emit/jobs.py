@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import builtins
 import json
-import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
@@ -150,7 +149,7 @@ class Jobs:
                 yield job
             if job.finished:
                 return
-            time.sleep(interval)
+            self._transport.clock.sleep(interval)
 
     def _pages(
         self, path: str, field: str, params: dict[str, str | int], page_size: int, limit: int | None

@@ -22,11 +22,11 @@ import asyncio
 import functools
 import json
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from emit.clock import SYSTEM, Clock
 from emit.errors import EmitError, InvalidArgument, Unauthenticated
 from emit.held import HeldJob
 from emit.jobs import Jobs
@@ -84,10 +84,12 @@ class Reporter:
         interval: float,
         io: Callable[[Callable[[], list[Outcome]]], Awaitable[list[Outcome]]],
         backoff: Backoff | None = None,
+        clock: Clock = SYSTEM,
     ) -> None:
         self._jobs = jobs
         self._interval = interval
         self._io = io
+        self._clock = clock
         self._backoff = backoff or Backoff(first=0.5, most=5.0)
         self._holds: dict[tuple[str, int], Hold] = {}
         self._wake = asyncio.Event()
@@ -123,7 +125,7 @@ class Reporter:
         """Report until closed and nothing is left to say."""
         while True:
             self._wake.clear()
-            now = time.monotonic()
+            now = self._clock.monotonic()
             self._expire(now)
             if self._closing:
                 self._drop_silent()
@@ -147,11 +149,17 @@ class Reporter:
         return max(min(wake, now + self._interval), self._retry_at)
 
     async def _sleep(self, seconds: float) -> None:
+        """Until `seconds` pass on the clock, or something is queued (`_wake`)."""
+        if seconds <= 0:
+            await asyncio.sleep(0)
+            return
+        woken = asyncio.ensure_future(self._wake.wait())
+        timer = asyncio.ensure_future(self._clock.wait(seconds))
         try:
-            async with asyncio.timeout(max(seconds, 0)):
-                await self._wake.wait()
-        except TimeoutError:
-            pass
+            await asyncio.wait([woken, timer], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            woken.cancel()
+            timer.cancel()
 
     def _expire(self, now: float) -> None:
         for hold in list(self._holds.values()):
@@ -203,7 +211,7 @@ class Reporter:
             chunk = [(h, s) for h, s in whole if not h.done]  # fallen silent since the last chunk
             if not chunk:
                 continue
-            sent_at = time.monotonic()
+            sent_at = self._clock.monotonic()
             bodies = [s.body for _, s in chunk]
             try:
                 outcomes = await self._io(functools.partial(self._jobs.report, bodies))
@@ -221,7 +229,7 @@ class Reporter:
         wait = self._backoff.wait(self._failures)
         level = logging.ERROR if isinstance(exc, Unauthenticated) else logging.WARNING
         log.log(level, "reports not delivered (%s: %s); sending again in %.1fs", exc.code, exc, wait)
-        self._retry_at = time.monotonic() + wait
+        self._retry_at = self._clock.monotonic() + wait
 
     def _answered(self, hold: Hold, sent: Sent, outcome: Outcome, sent_at: float) -> None:
         if hold.done:
@@ -250,7 +258,7 @@ class Reporter:
             return
         log.warning("job %s: report refused (%s): %s", hold.job.id, reason, message)
         if sent.touch:  # not renewed: try again soon, but not in a tight loop
-            hold.next_touch = time.monotonic() + min(0.5, hold.lease / 4)
+            hold.next_touch = self._clock.monotonic() + min(0.5, hold.lease / 4)
         if sent.ending:
             ending = {k: v for k, v in sent.body.items() if k in _ENDINGS}
             if sent.body.keys() == (hold.base | ending).keys():

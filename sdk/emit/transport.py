@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import json
 import random
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
 import httpx
 
+from emit.clock import SYSTEM, Clock
 from emit.errors import EmitError, Internal, ResourceExhausted, Unavailable, error_from_response
 
 try:
@@ -62,12 +62,12 @@ class Transport:
         timeout: float,
         backoff: Backoff,
         http_transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        clock: Clock = SYSTEM,
     ) -> None:
         self.url = url.rstrip("/")
         self.room_wait = room_wait
         self.backoff = backoff
-        self._sleep = sleep
+        self.clock = clock
         self._http = httpx.Client(
             base_url=self.url,
             timeout=timeout,
@@ -95,7 +95,7 @@ class Transport:
         """The answer's JSON (None for an empty answer), or a typed `EmitError`."""
         content = None if body is None else _dump(body)
         headers = {"content-type": "application/json"} if content is not None else None
-        room_deadline = time.monotonic() + self.room_wait
+        room_deadline = self.clock.monotonic() + self.room_wait
         failures = 0
         while True:
             try:
@@ -111,7 +111,7 @@ class Transport:
                 sent = not isinstance(exc, _NOT_SENT)
                 failures += 1
                 if (repeatable or not sent) and failures < self.backoff.tries:
-                    self._sleep(self.backoff.wait(failures))
+                    self.clock.sleep(self.backoff.wait(failures))
                     continue
                 raise _unavailable(method, path, exc, sent=sent, repeatable=repeatable) from exc
             if response.status_code < 400:
@@ -119,14 +119,14 @@ class Transport:
             error = error_from_response(response)
             if isinstance(error, ResourceExhausted):
                 wait = error.retry_after_ms / 1000
-                if time.monotonic() + wait <= room_deadline:
-                    self._sleep(wait)
+                if self.clock.monotonic() + wait <= room_deadline:
+                    self.clock.sleep(wait)
                     continue
                 raise error
             if isinstance(error, Internal):
                 failures += 1
                 if repeatable and failures < self.backoff.tries:
-                    self._sleep(self.backoff.wait(failures))
+                    self.clock.sleep(self.backoff.wait(failures))
                     continue
                 raise _outcome_unknown(error, repeatable=repeatable)
             raise error

@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from emit._aio import in_thread
+from emit.clock import Clock
 from emit.control import Release, RetryAfter, Unrecoverable
 from emit.errors import Internal, Unavailable
 from emit.held import HeldJob
@@ -138,21 +139,22 @@ class Worker:
         self._running = {}
         if self._stop_requested.is_set():
             self._stopping.set()
-        reporter = Reporter(client.jobs, interval=self.report_interval, io=_io("emit-report"))
+        clock = client.clock
+        reporter = Reporter(client.jobs, interval=self.report_interval, io=_io("emit-report"), clock=clock)
         reporting = asyncio.create_task(reporter.run(), name="emit-reporter")
         reporting.add_done_callback(self._reporter_ended)
         restore = self._install_signals() if handle_signals else []
         try:
-            await self._claim_until_stopped(client, reporter)
+            await self._claim_until_stopped(client, reporter, clock)
         except BaseException:
             self._stopping.set()
             self._forced.set()
             raise
         finally:
             try:
-                await self._drain(reporter)
+                await self._drain(reporter, clock)
                 reporter.close()
-                await _finish(reporting, FLUSH_TIMEOUT_S)
+                await _finish(reporting, FLUSH_TIMEOUT_S, clock)
             finally:
                 for undo in restore:
                     undo()
@@ -161,7 +163,7 @@ class Worker:
                 self._loop = None
                 self._stop_requested.clear()
 
-    async def _claim_until_stopped(self, client: Emit, reporter: Reporter) -> None:
+    async def _claim_until_stopped(self, client: Emit, reporter: Reporter, clock: Clock) -> None:
         backoff, failures = Backoff(first=0.5, most=10.0), 0
         while not self._stopping.is_set():
             free = self.concurrency - len(self._running)
@@ -182,12 +184,13 @@ class Worker:
                 failures += 1
                 wait = backoff.wait(failures)
                 log.warning("claim failed (%s: %s); trying again in %.1fs", exc.code, exc, wait)
-                await _first(asyncio.sleep(wait), self._stopping.wait())
+                await _first(clock.wait(wait), self._stopping.wait())
                 continue
             failures = 0
             if claimed is None:  # stopped at once while the claim waited: its answer is let go
                 return
-            received = (time.time(), time.monotonic())
+            # Wall time to read the lease's end against; the clock's time to schedule renewals.
+            received = (time.time(), clock.monotonic())
             for job in claimed:
                 self._start(job, client, reporter, received)
 
@@ -282,12 +285,11 @@ class Worker:
             return {"fail": {"error": f"the handler's result is not JSON: {exc}", "unrecoverable": True}}
         return {"complete": {"result": result}}
 
-    async def _drain(self, reporter: Reporter) -> None:
+    async def _drain(self, reporter: Reporter, clock: Clock) -> None:
         """Give running handlers the grace period, then stop and release the rest."""
         if self._running and not self._forced.is_set():
             waiting = asyncio.gather(*self._running.values(), return_exceptions=True)
-            with contextlib.suppress(TimeoutError):
-                await _first(asyncio.wait_for(asyncio.shield(waiting), self.grace), self._forced.wait())
+            await _first(asyncio.shield(waiting), clock.wait(self.grace), self._forced.wait())
         for hold in reporter.holds():
             if hold.ended:
                 continue
@@ -347,8 +349,12 @@ async def _unless(work: asyncio.Future[Any], stop: asyncio.Event) -> Any:
     return None
 
 
-async def _finish(task: asyncio.Task[None], timeout: float) -> None:
-    done, _ = await asyncio.wait([task], timeout=timeout)
-    if not done:
+async def _finish(task: asyncio.Task[None], timeout: float, clock: Clock) -> None:
+    timer = asyncio.ensure_future(clock.wait(timeout))
+    try:
+        await asyncio.wait([task, timer], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        timer.cancel()
+    if not task.done():
         log.warning("some last reports were not answered within %.0fs; giving up on them", timeout)
         task.cancel()

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from tests.e2e.conftest import free_port, start_dev
+from tests.support import PATIENCE_S, eventually
 
 
 @pytest.fixture
@@ -23,16 +23,18 @@ def dynamodb_endpoint() -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+
+    def answers() -> bool:
         try:
-            httpx.get(url, timeout=1)
-            break
+            httpx.get(url, timeout=PATIENCE_S)
         except httpx.TransportError:
-            time.sleep(0.2)
+            return False
+        return True
+
+    eventually(answers)
     yield url
     server.terminate()
-    server.wait(timeout=10)
+    server.wait(timeout=PATIENCE_S)
 
 
 def test_jobs_outlive_the_dev_server(dynamodb_endpoint: str) -> None:
@@ -61,6 +63,6 @@ def test_without_a_dev_token_emit_dev_mints_one_and_prints_it() -> None:
         token = printed[0].rsplit(" ", 1)[1].strip()
         assert token.startswith("emit_")
         answer = httpx.get(f"{server.url}/v1/tokens", headers={"Authorization": f"Bearer {token}"})
-        assert answer.status_code == 200
+        assert answer.status_code == 200, "".join(server.output)
     finally:
         server.stop()

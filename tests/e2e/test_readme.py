@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 from tests.e2e.conftest import DevServer
+from tests.support import PATIENCE_S
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -24,7 +25,11 @@ def test_the_quickstart_takes_a_job_from_create_to_completed(dev_server: DevServ
     # The only change: the port this test's server listens on.
     script = script.replace("http://127.0.0.1:8787", dev_server.url)
     run = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True, timeout=60, check=False
+        ["bash", "-euo", "pipefail", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE_S,
+        check=False,
     )
     assert run.returncode == 0, run.stderr
     lines = run.stdout.strip().splitlines()

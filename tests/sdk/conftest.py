@@ -1,4 +1,4 @@
-"""One real `emit dev` for the SDK's tests, and a client in a space of each test's own."""
+"""A client of the session's `emit dev` (the `dev` fixture), in a space of each test's own."""
 
 from __future__ import annotations
 
@@ -9,14 +9,7 @@ from collections.abc import Iterator
 import pytest
 from emit import Emit
 
-from tests.e2e.conftest import DevServer, start_dev
-
-
-@pytest.fixture(scope="session")
-def dev() -> Iterator[DevServer]:
-    server = start_dev()
-    yield server
-    server.stop()
+from tests.dev import DevServer
 
 
 @pytest.fixture

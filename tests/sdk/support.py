@@ -1,34 +1,24 @@
-"""Helpers for the SDK's tests: waiting for a condition, running a worker on a thread,
-and HTTP transports that lose requests or record them."""
+"""Helpers for the SDK's tests: a clock moved by hand, running a worker on a thread, and
+HTTP transports that lose requests or record them. (`eventually`, the one way a test
+waits, is tests.support's.)"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 from emit import Worker
 
-T = TypeVar("T")
+from tests.support import PATIENCE_S, eventually
 
 # Fast settings for tests: short long polls stop quickly; frequent reports show up soon.
 FAST: dict[str, Any] = {"poll_wait": 0.2, "report_interval": 0.1, "grace": 5.0}
-
-
-def eventually(check: Callable[[], T | None], timeout: float = 15.0, interval: float = 0.05) -> T:
-    """`check()`'s first truthy answer, asked again until `timeout` seconds have passed."""
-    deadline = time.monotonic() + timeout
-    while True:
-        answer = check()
-        if answer:
-            return answer
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not true within {timeout}s: {check}")
-        time.sleep(interval)
 
 
 @contextmanager
@@ -40,8 +30,73 @@ def running(worker: Worker) -> Iterator[Worker]:
         yield worker
     finally:
         worker.stop()
-        thread.join(timeout=30)
+        thread.join(timeout=PATIENCE_S)
         assert not thread.is_alive(), "the worker did not stop"
+
+
+class HandClock:
+    """The SDK's clock (`emit.clock.Clock`), moved by hand: a wait, on a thread or on an
+    event loop, returns once `advance` has taken the clock past its end.
+
+    `advance` answers a mark; `waiting_since(mark)` says whether something has begun a new
+    wait since then, which is how a test knows the worker has done what the time it was
+    given called for (say, renewed a lease) and gone back to waiting."""
+
+    def __init__(self, start: float = 1_000.0) -> None:
+        self._now = start
+        self._mark = 0
+        self._changed = threading.Condition()
+        self._waits: dict[int, tuple[float, int, asyncio.AbstractEventLoop | None, Any]] = {}
+        self._ids = iter(range(1 << 62))
+
+    def monotonic(self) -> float:
+        with self._changed:
+            return self._now
+
+    def sleep(self, seconds: float) -> None:
+        with self._changed:
+            end, key = self._now + seconds, next(self._ids)
+            self._waits[key] = (end, self._mark, None, None)
+            try:
+                self._changed.wait_for(lambda: self._now >= end)
+            finally:
+                del self._waits[key]
+
+    async def wait(self, seconds: float) -> None:
+        if seconds <= 0:
+            await asyncio.sleep(0)
+            return
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        with self._changed:
+            key = next(self._ids)
+            self._waits[key] = (self._now + seconds, self._mark, loop, done)
+        try:
+            await done
+        finally:
+            with self._changed:
+                del self._waits[key]
+
+    def advance(self, seconds: float) -> int:
+        with self._changed:
+            self._now += seconds
+            self._mark += 1
+            due = [(loop, done) for end, _, loop, done in self._waits.values() if loop and end <= self._now]
+            self._changed.notify_all()
+            mark = self._mark
+        for loop, done in due:
+            with contextlib.suppress(RuntimeError):  # that loop has closed: nobody waits any more
+                loop.call_soon_threadsafe(_settle, done)
+        return mark
+
+    def waiting_since(self, mark: int) -> bool:
+        with self._changed:
+            return any(since >= mark for _, since, _, _ in self._waits.values())
+
+
+def _settle(done: asyncio.Future[None]) -> None:
+    if not done.done():
+        done.set_result(None)
 
 
 class Flaky(httpx.BaseTransport):
@@ -113,3 +168,6 @@ class Recording(httpx.BaseTransport):
                 for r, o in zip(sent, outcomes, strict=True)
                 if r["id"] == job_id
             ]
+
+
+__all__ = ["FAST", "Flaky", "HandClock", "Recording", "eventually", "running"]

@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-import time
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +19,7 @@ from emit import cli as emit_cli
 
 from tests.e2e.conftest import DevServer
 from tests.sdk.support import FAST, running
+from tests.support import PATIENCE_S, eventually
 
 EMIT = str(Path(sys.executable).parent / "emit")
 
@@ -31,7 +32,7 @@ class Ran:
 
 
 def run(
-    dev: DevServer, space: str | None, *args: str, timeout: float = 30
+    dev: DevServer, space: str | None, *args: str, timeout: float = PATIENCE_S
 ) -> subprocess.CompletedProcess[str]:
     """The installed `emit` command, in a process of its own."""
     env = dict(os.environ, EMIT_URL=dev.url, EMIT_TOKEN=dev.token)
@@ -92,25 +93,56 @@ def test_jobs_create_get_list_and_cancel(client: Emit, space: str, emit_cmd: Cal
     assert client.jobs.get(job_id).status == "cancelled"
 
 
+class Followed:
+    """`emit jobs follow` in a process of its own, its output read as it is printed."""
+
+    def __init__(self, dev: DevServer, space: str, *args: str) -> None:
+        env = dict(os.environ, EMIT_URL=dev.url, EMIT_TOKEN=dev.token, EMIT_SPACE=space, PYTHONUNBUFFERED="1")
+        self.process = subprocess.Popen(
+            [EMIT, "jobs", "follow", *args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line)
+
+    def shown(self, text: str) -> bool:
+        return any(text in line for line in list(self.lines))
+
+    def wait(self) -> tuple[int, str, str]:
+        code = self.process.wait(timeout=PATIENCE_S)
+        self.reader.join(PATIENCE_S)
+        assert self.process.stderr is not None
+        return code, "".join(self.lines), self.process.stderr.read()
+
+
 def test_follow_shows_progress_and_lines_and_exits_0_when_the_job_completes(
     dev: DevServer, client: Emit, space: str
 ) -> None:
     job_id = client.jobs.create("charge-invoice", {"invoiceId": "inv_9"}).id
+    follow = Followed(dev, space, job_id, "--interval", "0.1")
 
     @client.worker(names=["charge-invoice"], **FAST)
     def charge(job: HeldJob[dict[str, str]]) -> dict[str, str]:
         job.log("info", "card accepted")
         job.progress(40, "charging")
-        time.sleep(0.4)
+        eventually(lambda: follow.shown(" 40%  charging"))  # each step stays until it is seen
         job.progress(90, "sending the receipt")
         job.log("warn", "receipt mailer slow")
-        time.sleep(0.4)
+        eventually(lambda: follow.shown(" 90%  sending the receipt"))
         return {"chargeId": "ch_9"}
 
     with running(charge):
-        followed = run(dev, space, "jobs", "follow", job_id, "--interval", "0.1")
-    assert followed.returncode == 0, followed.stderr
-    out = followed.stdout
+        code, out, err = follow.wait()
+    assert code == 0, err
     assert " 40%  charging" in out and " 90%  sending the receipt" in out
     assert "INFO  card accepted" in out and "WARN  receipt mailer slow" in out
     assert out.index("card accepted") < out.index("receipt mailer slow") < out.index("completed:")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import httpx
 import pytest
@@ -22,7 +21,8 @@ from emit import (
 )
 
 from tests.e2e.conftest import DevServer
-from tests.sdk.support import Flaky
+from tests.sdk.support import Flaky, HandClock
+from tests.support import PATIENCE_S, eventually
 
 UNKNOWN_ID = "01M3QSGN0103P7EGVBX9D5NTSN"
 
@@ -101,12 +101,20 @@ def test_cancel_answers_each_id_in_order(client: Emit) -> None:
 
 def test_follow_yields_the_job_as_it_changes_and_its_lines_until_it_finishes(client: Emit) -> None:
     job_id = client.jobs.create("followed", timeout_ms=30_000).id
+    updates: list[Job | Line] = []
+
+    def seen(percent: float | None) -> bool:
+        """Whether follow has yielded the running job showing `percent`."""
+        return any(
+            isinstance(u, Job) and u.status == "running" and (u.progress and u.progress.percent) == percent
+            for u in list(updates)
+        )
 
     def work() -> None:
         [held] = client.jobs.claim(count=1, names=["followed"], wait=5)
         me = {"id": held.id, "attempt": held.attempt}
         for step in (1, 2):
-            time.sleep(0.3)
+            eventually(lambda step=step: seen((step - 1) * 50 or None))  # the last change was seen
             client.jobs.report(
                 [
                     me
@@ -116,11 +124,13 @@ def test_follow_yields_the_job_as_it_changes_and_its_lines_until_it_finishes(cli
                     }
                 ]
             )
+        eventually(lambda: seen(100))
         client.jobs.report([me | {"complete": {"result": {"done": True}}}])
 
     worker = threading.Thread(target=work)
     worker.start()
-    updates = list(client.jobs.follow(job_id, interval=0.05))
+    for update in client.jobs.follow(job_id, interval=0.05):
+        updates.append(update)
     worker.join()
 
     lines = [u.message for u in updates if isinstance(u, Line)]
@@ -128,7 +138,7 @@ def test_follow_yields_the_job_as_it_changes_and_its_lines_until_it_finishes(cli
     assert lines == ["did 1", "did 2"]
     assert jobs[0].status in ("pending", "running")
     percents = [j.progress.percent for j in jobs if j.progress]
-    assert percents == sorted(percents) and percents[-1] == 100
+    assert 50 in percents and percents == sorted(percents) and percents[-1] == 100
     assert updates[-1] == jobs[-1] and jobs[-1].status == "completed" and jobs[-1].result == {"done": True}
     assert updates.index(jobs[-1]) > max(i for i, u in enumerate(updates) if isinstance(u, Line))
 
@@ -142,15 +152,19 @@ def test_a_create_against_a_full_space_waits_until_room_appears(
         impatient.jobs.create("n")
     assert full.value.retry_after_ms == 1000
 
+    clock = HandClock()
+    patient = Emit(dev.url, dev.token, space, clock=clock)
     waited: list[str] = []
-    waiting = threading.Thread(target=lambda: waited.append(client.jobs.create("n", {"second": True}).id))
+    waiting = threading.Thread(target=lambda: waited.append(patient.jobs.create("n", {"second": True}).id))
     waiting.start()
-    waiting.join(timeout=1.5)
-    assert waiting.is_alive() and not waited  # turned away, and waiting for room
+    eventually(lambda: clock.waiting_since(0))  # turned away, and waiting for room
+    assert not waited
 
     client.jobs.cancel(holder)
-    waiting.join(timeout=10)
+    clock.advance(1.0)  # the wait the 429 asked for
+    waiting.join(timeout=PATIENCE_S)
     assert len(waited) == 1
+    patient.close()
     assert client.jobs.get(waited[0]).payload == {"second": True}
 
 

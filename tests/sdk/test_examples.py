@@ -12,6 +12,7 @@ from pathlib import Path
 import emit
 
 from tests.e2e.conftest import DevServer
+from tests.support import PATIENCE_S
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,7 +34,7 @@ def test_the_example_worker_serves_the_example_producer(dev: DevServer, space: s
             env=env,
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=PATIENCE_S,
             check=False,
         )
     finally:
@@ -41,7 +42,7 @@ def test_the_example_worker_serves_the_example_producer(dev: DevServer, space: s
         worker.send_signal(signal.SIGINT)
         time.sleep(0.1)
         worker.send_signal(signal.SIGINT)
-        output, _ = worker.communicate(timeout=30)
+        output, _ = worker.communicate(timeout=PATIENCE_S)
     assert produced.returncode == 0, produced.stderr
     assert "info  charging" in produced.stdout and "completed 100% receipt sent" in produced.stdout
     assert worker.returncode == 0, output

@@ -10,6 +10,7 @@ import venv
 from pathlib import Path
 
 from tests.sdk.wheels import dependency_wheels, sdk_wheel
+from tests.support import PATIENCE_S
 
 CHECK = """
 import importlib.util, emit
@@ -51,5 +52,5 @@ def inside(where: Path, *command: str) -> subprocess.CompletedProcess[str]:
     """Run away from this repository, so its packages can't be imported by accident."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     return subprocess.run(
-        command, cwd=where, env=env, capture_output=True, text=True, timeout=60, check=False
+        command, cwd=where, env=env, capture_output=True, text=True, timeout=2 * PATIENCE_S, check=False
     )

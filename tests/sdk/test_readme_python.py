@@ -22,6 +22,7 @@ import emit
 import httpx
 
 from tests.e2e.conftest import DevServer, free_port
+from tests.support import PATIENCE_S, eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 MARK = "<!-- python:{} -->"
@@ -52,7 +53,7 @@ def started(script: str, env: dict[str, str]) -> Iterator[subprocess.Popen[str]]
         time.sleep(0.1)
         process.send_signal(signal.SIGTERM)
         try:
-            process.wait(timeout=20)
+            process.wait(timeout=PATIENCE_S)
         except subprocess.TimeoutExpired:
             process.kill()
 
@@ -66,7 +67,7 @@ def test_the_producer_and_worker_examples_take_a_job_to_completed(dev: DevServer
             env=os.environ | env,
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=PATIENCE_S,
             check=False,
         )
     assert produced.returncode == 0, produced.stderr
@@ -102,13 +103,11 @@ def test_the_callback_receiver_example_accepts_only_signed_callbacks() -> None:
 
 
 def wait_for_port(port: int) -> None:
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
+    def listening() -> bool:
         with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise AssertionError(f"nothing listens on {port}")
+            return probe.connect_ex(("127.0.0.1", port)) == 0
+
+    eventually(listening)
 
 
 def test_the_flow_control_example_pauses_reads_and_resets_a_name(dev: DevServer) -> None:

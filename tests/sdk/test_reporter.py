@@ -16,6 +16,8 @@ from emit.models import Outcome
 from emit.reporter import Hold, Reporter
 from emit.transport import Backoff
 
+from tests.sdk.support import HandClock
+
 OK = {"status": "RUNNING"}
 QUICK = Backoff(first=0.01, most=0.05)
 
@@ -46,8 +48,14 @@ def rejected(reason: str) -> dict[str, Any]:
     return {"rejection": {"reason": reason, "message": f"{reason} here"}}
 
 
-def hold(lost: list[str], *, lease: float = 60.0, job_id: str = "01J0000000000000000000000A") -> Hold:
-    now = time.monotonic()
+def hold(
+    lost: list[str],
+    *,
+    lease: float = 60.0,
+    job_id: str = "01J0000000000000000000000A",
+    now: float | None = None,
+) -> Hold:
+    now = time.monotonic() if now is None else now
     return Hold(
         job=HeldJob(id=job_id, name="n", attempt=1, payload=None, space="s"),
         lease=lease,
@@ -60,6 +68,21 @@ def hold(lost: list[str], *, lease: float = 60.0, job_id: str = "01J000000000000
 
 async def direct(fn: Callable[[], list[Outcome]]) -> list[Outcome]:
     return fn()
+
+
+async def until(check: Callable[[], object]) -> None:
+    """Let the loop run (the reporter answers in it, `direct`ly) until `check()` holds."""
+    for _ in range(100_000):
+        if check():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError(f"never true: {check}")
+
+
+async def step(clock: HandClock, seconds: float) -> None:
+    """Move the clock on, and let the reporter do what is due until it waits again."""
+    mark = clock.advance(seconds)
+    await until(lambda: clock.waiting_since(mark))
 
 
 def report(jobs: ScriptedJobs, *holds: Hold, end: dict[str, Any] | None = None) -> None:
@@ -116,7 +139,7 @@ def test_a_stale_or_finished_answer_makes_it_fall_silent_and_stop_the_handler() 
         task = asyncio.create_task(reporter.run())
         reporter.add(stale)
         reporter.add(finished)
-        await asyncio.sleep(0.05)
+        await until(lambda: jobs.sent)
         stale.job.log("info", "after")
         reporter.end(stale, {"complete": {"result": 1}})
         reporter.end(finished, {"complete": {"result": 2}})
@@ -151,20 +174,33 @@ def test_a_report_that_raced_a_change_is_sent_again_and_too_many_events_is_not_f
 
 def test_a_hold_is_renewed_at_half_its_lease_and_lost_when_renewals_fail_past_it() -> None:
     lost: list[str] = []
+    clock = HandClock()
 
     async def main() -> None:
         renewed = ScriptedJobs()
-        reporter = Reporter(cast(Jobs, renewed), interval=0.01, io=direct, backoff=QUICK)
+        reporter = Reporter(cast(Jobs, renewed), interval=1.0, io=direct, backoff=QUICK, clock=clock)
         task = asyncio.create_task(reporter.run())
-        h = hold(lost, lease=0.2)
+        h = hold(lost, lease=20.0, now=clock.monotonic())
         reporter.add(h)
-        await asyncio.sleep(0.5)
-        touches = [r for batch in renewed.sent for r in batch if "touch" in r]
-        assert 2 <= len(touches) <= 6  # at about 0.1, 0.2, 0.3, 0.4 s: half the lease
+        await until(lambda: clock.waiting_since(0))
+
+        def touches() -> int:
+            return len([r for batch in renewed.sent for r in batch if "touch" in r])
+
+        await step(clock, 9.9)
+        assert touches() == 0
+        await step(clock, 0.1)
+        assert touches() == 1  # at half the lease
+        for n in (2, 3, 4):  # two leases in all: renewed at each half
+            await step(clock, 10.0)
+            assert touches() == n
         assert not lost
 
         renewed.script = [unreachable] * 100
-        await asyncio.sleep(0.6)
+        await step(clock, 10.0)  # a renewal, and tries again after backoff, all unanswered
+        await step(clock, 9.9)
+        assert touches() > 5 and not lost  # still within the lease the last renewal gave
+        await step(clock, 0.2)
         assert lost == ["lease_expired"] and h.job.signal.is_set()
         reporter.close()
         await asyncio.wait_for(task, 10)

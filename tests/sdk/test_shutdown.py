@@ -14,6 +14,7 @@ from emit import Emit
 
 from tests.e2e.conftest import DevServer
 from tests.sdk.support import eventually
+from tests.support import PATIENCE_S
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,7 +58,7 @@ def test_a_signal_releases_the_jobs_a_worker_still_holds_after_the_grace_period(
     try:
         wait_for_start(worker, job_id)
         worker.send_signal(sig)
-        output, _ = worker.communicate(timeout=20)
+        output, _ = worker.communicate(timeout=PATIENCE_S)
     finally:
         worker.kill()
     assert worker.returncode == 0, output
@@ -75,7 +76,7 @@ def test_a_signal_lets_a_running_handler_finish_within_the_grace_period(
     try:
         wait_for_start(worker, job_id)
         worker.send_signal(signal.SIGTERM)
-        output, _ = worker.communicate(timeout=20)
+        output, _ = worker.communicate(timeout=PATIENCE_S)
     finally:
         worker.kill()
     assert worker.returncode == 0, output

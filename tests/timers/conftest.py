@@ -11,14 +11,14 @@ import httpx
 import pytest
 
 from shared.runtime import Runtime
-from tests.support import Background, check_signature
+from tests.support import Background, LocalAws, check_signature
 
 SECRET = "whsec_0123456789abcdef"
 
 
 @pytest.fixture
-def bg(rt: Runtime) -> Background:
-    return Background(rt)
+def bg(rt: Runtime, local_aws: LocalAws) -> Background:
+    return Background(rt, streams_client=local_aws.streams)
 
 
 @dataclass

@@ -376,36 +376,45 @@ TABLE = "jobs"
 GSI = "by_status"
 
 
+@pytest.fixture(scope="module")
+def moto_dynamodb() -> Iterator[Any]:
+    """One moto and one client for the module (building them takes a second on a busy machine)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+        monkeypatch.setenv("AWS_SECURITY_TOKEN", "testing")
+        monkeypatch.setenv("AWS_SESSION_TOKEN", "testing")
+        monkeypatch.setenv("AWS_ACCOUNT_ID_ENDPOINT_MODE", "disabled")
+        with mock_aws():
+            yield boto3.client("dynamodb", region_name="us-east-1")
+
+
 @pytest.fixture
-def ddb(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """A moto DynamoDB client with a table that has a sparse KEYS_ONLY GSI."""
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_SECURITY_TOKEN", "testing")
-    monkeypatch.setenv("AWS_SESSION_TOKEN", "testing")
-    monkeypatch.setenv("AWS_ACCOUNT_ID_ENDPOINT_MODE", "disabled")
-    with mock_aws():
-        client = boto3.client("dynamodb", region_name="us-east-1")
-        client.create_table(
-            TableName=TABLE,
-            BillingMode="PAY_PER_REQUEST",
-            AttributeDefinitions=[
-                {"AttributeName": name, "AttributeType": "S"} for name in ("pk", "gsi_pk", "gsi_sk")
-            ],
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            GlobalSecondaryIndexes=[
-                {
-                    "IndexName": GSI,
-                    "KeySchema": [
-                        {"AttributeName": "gsi_pk", "KeyType": "HASH"},
-                        {"AttributeName": "gsi_sk", "KeyType": "RANGE"},
-                    ],
-                    "Projection": {"ProjectionType": "KEYS_ONLY"},
-                }
-            ],
-        )
-        yield client
+def ddb(moto_dynamodb: Any) -> Iterator[Any]:
+    """A moto DynamoDB client with a table, new for each test, that has a sparse KEYS_ONLY GSI."""
+    client = moto_dynamodb
+    if TABLE in client.list_tables()["TableNames"]:
+        client.delete_table(TableName=TABLE)
+    client.create_table(
+        TableName=TABLE,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[
+            {"AttributeName": name, "AttributeType": "S"} for name in ("pk", "gsi_pk", "gsi_sk")
+        ],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": GSI,
+                "KeySchema": [
+                    {"AttributeName": "gsi_pk", "KeyType": "HASH"},
+                    {"AttributeName": "gsi_sk", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            }
+        ],
+    )
+    yield client
 
 
 @pytest.fixture
