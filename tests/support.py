@@ -17,7 +17,6 @@ from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 import boto3
-import httpx
 import jsonschema
 from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
@@ -146,7 +145,6 @@ class LocalAws:
 
     def __init__(self) -> None:
         self.mock = mock_aws()
-        self.http = httpx.Client(follow_redirects=False)
         self.template: Runtime | None = None
         self.empty_table: Any = None
         self.streams: Any = None
@@ -161,13 +159,13 @@ class LocalAws:
         else:
             tables[TABLE] = copy.deepcopy(self.empty_table)
             self._empty_bucket()
-        return dataclasses.replace(self.template, clock=clock, http=self.http)
+        return dataclasses.replace(self.template, clock=clock)
 
     def release(self) -> None:
         self.mock.stop(remove_data=False)
 
     def close(self) -> None:
-        self.http.close()
+        """Nothing to let go of: the mock's data goes with the process."""
 
     @staticmethod
     def _empty_bucket() -> None:
