@@ -56,6 +56,7 @@ __all__ = [
     "CapacityMeter",
     "IndexSpec",
     "Item",
+    "MeteredCall",
     "TableSpec",
     "Usage",
     "attribute_value_size",
@@ -422,6 +423,23 @@ class Usage:
         entry["read_units"] += read
 
 
+@dataclass(frozen=True)
+class MeteredCall:
+    """One finished call as the meter saw it, for a listener that splits it further.
+
+    ``before`` holds the before-images the meter read, in the order of the request's
+    writes (empty for reads); ``write_units`` and ``read_units`` are the meter's charge.
+    """
+
+    operation: str
+    params: Mapping[str, Any]
+    before: Sequence[Item | None]
+    response: Mapping[str, Any]
+    error: str | None
+    write_units: float
+    read_units: float
+
+
 @dataclass
 class _CallState:
     """What one metered call carries from its parameters to its response."""
@@ -507,6 +525,8 @@ class CapacityMeter:
         self._lock = threading.Lock()
         self._context_key = f"bench.capacity.{id(self)}"
         self._attached = False
+        self.listener: Callable[[MeteredCall], None] | None = None
+        """Called after every metered call (e.g. by `bench.partitions`), in the caller's thread."""
 
     # -- attaching ---------------------------------------------------------
 
@@ -578,6 +598,10 @@ class CapacityMeter:
         write, read = self._cost(state, parsed, error)
         with self._lock:
             self.usage.add(state.operation, write=write, read=read)
+        if self.listener is not None and state.params and not state.unmeterable:
+            self.listener(
+                MeteredCall(state.operation, state.params, state.before, parsed, error, write, read)
+            )
 
     def _on_call_error(self, context: dict[str, Any], **_: Any) -> None:
         # The request raised before any response (e.g. a connection error):
@@ -597,6 +621,10 @@ class CapacityMeter:
             spec = TableSpec.from_description(description)
             self._tables[table] = spec
         return spec
+
+    def item(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The whole item at ``key`` now (strongly consistent, unmetered), or None."""
+        return self._get(table, key)
 
     def _get(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
         """The whole item at ``key`` (strongly consistent), or None."""

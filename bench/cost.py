@@ -23,6 +23,7 @@ import boto3
 from moto import mock_aws
 
 from bench.capacity import CapacityMeter, Usage
+from bench.partitions import PartitionLoad, describe_load
 from devserver.wiring import (
     BUCKET,
     REGION,
@@ -33,12 +34,14 @@ from devserver.wiring import (
 )
 from shared.clock import ManualClock
 from shared.runtime import Runtime
-from shared.schema import NewJob
+from shared.schema import NewJob, NewToken
 from shared.sweeper import TickReport
 
 SPACE = "bench"
 TARGET_WRITE_UNITS = 6
 TARGET_READ_UNITS = 1
+HOT_KEY_WORKLOADS = ((100, 10), (1, 1))
+"""(jobs a create, jobs a claim and a report) of the workloads whose partition keys are shown."""
 
 
 def order_payload(rng: random.Random, size: int = 1_000) -> dict[str, Any]:
@@ -73,7 +76,13 @@ def random_payload(rng: random.Random, size: int = 1_000) -> dict[str, Any]:
     return {"blob": base64.b64encode(rng.randbytes(size * 3 // 4 - 9)).decode()}
 
 
-def run(*, jobs: int, batch: int, payload: Any) -> dict[str, Usage]:
+def run(
+    *, jobs: int, batch: int, payload: Any, hand_out: int | None = None, load: bool = False
+) -> tuple[dict[str, Usage], PartitionLoad | None]:
+    """Create `jobs` jobs `batch` a request, claim and complete them `hand_out` a request
+    (default `batch`), then run the lease check. With `load`, every request first reads
+    its token, as a handler does, and the units are also counted per partition key."""
+    hand_out = hand_out or batch
     local_environment()
     one_backup_per_transaction()  # moto's own cost, not DynamoDB's: see devserver.wiring
     with mock_aws():
@@ -84,31 +93,41 @@ def run(*, jobs: int, batch: int, payload: Any) -> dict[str, Usage]:
         clock = ManualClock()
         rt = Runtime(clock=clock, dynamodb=client, s3=s3, table=TABLE, bucket=BUCKET)
         rng = random.Random(7)
+        token = rt.tokens.mint(NewToken(scopes=["admin"]))["token"]
         meter = CapacityMeter(client)
+        partitions = PartitionLoad(meter.table_spec, meter.item) if load else None
+        meter.listener = partitions.record if partitions else None
         meter.attach()
         phases: dict[str, Usage] = {}
+
+        def request() -> None:
+            if load:
+                rt.tokens.authenticate(f"Bearer {token}")
 
         meter.reset()
         for _ in range(jobs // batch):
             new = [NewJob(name="charge-invoice", payload=payload(rng)) for _ in range(batch)]
-            rt.queue.create(SPACE, new, batch=True)
+            request()
+            rt.queue.create(SPACE, new, batch=batch > 1)
         phases["create"] = meter.usage
 
         meter.reset()
         held: list[dict[str, Any]] = []
         while len(held) < jobs:
-            got = rt.queue.claim(SPACE, count=batch, names=["charge-invoice"], wait_ms=0, lease_ms=None)
+            request()
+            got = rt.queue.claim(SPACE, count=hand_out, names=["charge-invoice"], wait_ms=0, lease_ms=None)
             if not got:
                 raise RuntimeError(f"claimed only {len(held)} of {jobs} jobs")
             held += got
         phases["claim"] = meter.usage
 
         meter.reset()
-        for start in range(0, jobs, batch):
+        for start in range(0, jobs, hand_out):
             reports = [
                 {"id": j["id"], "attempt": j["attempt"], "complete": {"result": {"chargeId": f"ch_{i}"}}}
-                for i, j in enumerate(held[start : start + batch])
+                for i, j in enumerate(held[start : start + hand_out])
             ]
+            request()
             outcomes = rt.queue.report(SPACE, reports)
             if any(o.get("status") != "COMPLETED" for o in outcomes):
                 raise RuntimeError(f"a report was refused: {outcomes}")
@@ -122,7 +141,7 @@ def run(*, jobs: int, batch: int, payload: Any) -> dict[str, Usage]:
             raise RuntimeError(f"{report.expired} completed jobs were expired")
         phases["lease check"] = meter.usage
         meter.detach()
-        return phases
+        return phases, partitions
 
 
 def total(phases: dict[str, Usage]) -> Usage:
@@ -156,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 
-    worst = run(jobs=args.jobs, batch=args.batch, payload=random_payload)
+    worst, _ = run(jobs=args.jobs, batch=args.batch, payload=random_payload)
     print(
         "\n".join(describe("random 1 KB payloads, which compress poorly (the worst case)", worst, args.jobs))
     )
@@ -164,13 +183,24 @@ def main(argv: list[str] | None = None) -> int:
     worst_w, worst_r = w.write_units / args.jobs, w.read_units / args.jobs
     print(f"  total: {worst_w:.3f} write units, {worst_r:.3f} read units\n")
 
-    typical = run(jobs=args.jobs, batch=args.batch, payload=order_payload)
+    typical, _ = run(jobs=args.jobs, batch=args.batch, payload=order_payload)
     print("\n".join(describe("typical 1 KB JSON payloads (an order)", typical, args.jobs)))
     t = total(typical)
     per_w, per_r, per_c = t.write_units / args.jobs, t.read_units / args.jobs, t.calls / args.jobs
     verdict = "meets" if per_w <= TARGET_WRITE_UNITS and per_r <= TARGET_READ_UNITS else "misses"
     target = f"{TARGET_WRITE_UNITS} write units and {TARGET_READ_UNITS} read unit per job"
-    print(f"  total: {per_w:.3f} write units, {per_r:.3f} read units: {verdict} the target of {target}")
+    print(f"  total: {per_w:.3f} write units, {per_r:.3f} read units: {verdict} the target of {target}\n")
+
+    print(
+        "Partition keys (DynamoDB: 1,000 write units and 3,000 read units a second per key, "
+        "table and index alike), one space, one busy name, no limits, each request reading its token:"
+    )
+    for most_created, most_handed in HOT_KEY_WORKLOADS:
+        batch, hand_out = min(most_created, args.jobs), min(most_handed, args.jobs)
+        workload = f"{batch} jobs a create, {hand_out} a claim and a report"
+        _, load = run(jobs=args.jobs, batch=batch, payload=order_payload, hand_out=hand_out, load=True)
+        assert load is not None
+        print("\n".join(describe_load(workload, load, args.jobs, {SPACE})))
     print(f"per job: {per_w:.2f} write units, {per_r:.2f} read units, {per_c:.2f} calls")
     return 0
 

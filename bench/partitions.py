@@ -1,0 +1,210 @@
+"""Load per partition key, and the throughput ceiling the busiest key sets.
+
+Why: DynamoDB serves at most 1,000 write units and 3,000 read units a second on any
+one partition key, in the table and in each global index alike, however much capacity
+the table has. A design whose every job touches one key (a counter, a token, one index
+shard) stops there, so the benchmark shows, per workload, the key that stops it first.
+
+`PartitionLoad` listens to a `bench.capacity.CapacityMeter` and charges each item a call
+writes or reads to its partition key, sized by the same rules as the meter: a table
+write to the item's `pk`; an index write to the index key of the entry that appears,
+disappears or changes (both keys when it moves, see `capacity.index_write_units`); an
+index Query to the key it names. Left out: UnprocessedItems of a batch (moto leaves
+none), and a Scan, which reads every partition and is charged to one pseudo-key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.capacity import (
+    TRANSACTION_FACTOR,
+    Item,
+    MeteredCall,
+    TableSpec,
+    index_entry,
+    item_size,
+    item_write_units,
+    read_units,
+    write_units,
+)
+
+WRITE_LIMIT = 1_000
+"""Write units a second one partition key takes, table or index."""
+READ_LIMIT = 3_000
+"""Read units a second one partition key takes, table or index."""
+TABLE = "table"
+SCAN = "(scan: every partition)"
+
+
+@dataclass(frozen=True, order=True)
+class PartitionKey:
+    """A partition key value, in the table (`where` = "table") or in an index by name."""
+
+    where: str
+    value: str
+
+    def __str__(self) -> str:
+        return f"{self.value} ({self.where})"
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """What one key allows: jobs a second before its writes or its reads hit the limit."""
+
+    key: PartitionKey
+    jobs_per_second: float
+    write_share: float
+    read_share: float
+
+
+@dataclass
+class PartitionLoad:
+    """Write and read units per partition key, fed one metered call at a time."""
+
+    spec_of: Callable[[str], TableSpec]
+    item_at: Callable[[str, Mapping[str, Any]], Item | None]
+    writes: Counter[PartitionKey] = field(default_factory=Counter)
+    reads: Counter[PartitionKey] = field(default_factory=Counter)
+
+    def record(self, call: MeteredCall) -> None:
+        """Charge the call's units to the keys it touched (the listener a meter calls)."""
+        params, op = call.params, call.operation
+        if op in ("PutItem", "UpdateItem", "DeleteItem"):
+            self._write(op, params, call.before[0], call, factor=1)
+        elif op == "BatchWriteItem":
+            requests = [(t, r) for t, rs in params.get("RequestItems", {}).items() for r in rs]
+            for (table, request), before in zip(requests, call.before, strict=True):
+                put = request.get("PutRequest")
+                body = {"TableName": table, **(put or request["DeleteRequest"])}
+                self._write("PutItem" if put else "DeleteItem", body, before, call, factor=1)
+        elif op == "TransactWriteItems":
+            for action, before in zip(params.get("TransactItems", ()), call.before, strict=True):
+                ((kind, body),) = action.items()
+                self._write(f"{kind}Item" if kind != "ConditionCheck" else kind, body, before, call, factor=2)
+        elif op == "GetItem":
+            self._read_item(params["TableName"], params["Key"], bool(params.get("ConsistentRead")))
+        elif op == "BatchGetItem":
+            for table, request in params.get("RequestItems", {}).items():
+                for key in request.get("Keys", ()):
+                    self._read_item(table, key, bool(request.get("ConsistentRead")))
+        elif op in ("Query", "Scan") and not call.error:
+            self.reads[self._queried_key(op, params)] += call.read_units
+
+    def _read_item(self, table: str, key: Mapping[str, Any], consistent: bool) -> None:
+        item = self.item_at(table, key)
+        size = 0 if item is None else item_size(item)
+        self.reads[PartitionKey(TABLE, _text(key[self.spec_of(table).hash_key]))] += read_units(
+            size, consistent=consistent
+        )
+
+    def _write(
+        self, op: str, body: Mapping[str, Any], before: Item | None, call: MeteredCall, *, factor: int
+    ) -> None:
+        spec = self.spec_of(body["TableName"])
+        key = body.get("Key") or body["Item"]
+        pk = PartitionKey(TABLE, _text(key[spec.hash_key]))
+        failed = call.error is not None
+        if op == "ConditionCheck" or failed:
+            attempted = body.get("Item") if op == "PutItem" else None
+            self.writes[pk] += (TRANSACTION_FACTOR if factor == 2 else 1) * item_write_units(
+                before, attempted
+            )
+            return
+        if op == "PutItem":
+            after: Item | None = body["Item"]
+        elif op == "UpdateItem":
+            attributes = call.response.get("Attributes")
+            if factor == 1 and body.get("ReturnValues") == "ALL_NEW" and attributes is not None:
+                after = attributes
+            else:
+                after = self.item_at(body["TableName"], body["Key"])
+        else:
+            after = None
+        self.writes[pk] += factor * item_write_units(before, after)
+        for index in spec.indexes:
+            old, new = index_entry(before, spec, index), index_entry(after, spec, index)
+            old_key = None if old is None else PartitionKey(index.name, _text(old[index.hash_key]))
+            new_key = None if new is None else PartitionKey(index.name, _text(new[index.hash_key]))
+            moved = old is not None and new is not None and any(old[n] != new[n] for n in index.key_names)
+            if old is not None and old_key is not None and (new is None or moved):
+                self.writes[old_key] += write_units(item_size(old))
+            if new is not None and new_key is not None and (old is None or moved):
+                self.writes[new_key] += write_units(item_size(new))
+            elif new is not None and new_key is not None and old != new:
+                assert old is not None
+                self.writes[new_key] += write_units(max(item_size(old), item_size(new)))
+
+    def _queried_key(self, op: str, params: Mapping[str, Any]) -> PartitionKey:
+        if op == "Scan":
+            return PartitionKey(params.get("IndexName", TABLE), SCAN)
+        spec = self.spec_of(params["TableName"])
+        index = params.get("IndexName")
+        hash_key = spec.index(index).hash_key if index else spec.hash_key
+        names = params.get("ExpressionAttributeNames", {})
+        values = params.get("ExpressionAttributeValues", {})
+        for name, placeholder in _EQUALS.findall(params.get("KeyConditionExpression", "")):
+            if names.get(name, name) == hash_key:
+                return PartitionKey(index or TABLE, _text(values[placeholder]))
+        raise ValueError(f"no {hash_key} = :value in {params.get('KeyConditionExpression')!r}")
+
+    # -- what follows ------------------------------------------------------------
+
+    def ceilings(self, jobs: int) -> list[Ceiling]:
+        """Every key's ceiling for a workload of `jobs` jobs, lowest (busiest) first."""
+        total_w, total_r = sum(self.writes.values()), sum(self.reads.values())
+        out = []
+        for key in set(self.writes) | set(self.reads):
+            w, r = self.writes[key], self.reads[key]
+            allowed = min(
+                WRITE_LIMIT * jobs / w if w else float("inf"), READ_LIMIT * jobs / r if r else float("inf")
+            )
+            out.append(
+                Ceiling(key, allowed, w / total_w if total_w else 0.0, r / total_r if total_r else 0.0)
+            )
+        return sorted(out, key=lambda c: (c.jobs_per_second, c.key))
+
+
+_EQUALS = re.compile(r"(#?[A-Za-z0-9_]+)\s*=\s*(:[A-Za-z0-9_]+)")
+
+
+def _text(value: Mapping[str, Any]) -> str:
+    ((_, payload),) = value.items()
+    return str(payload)
+
+
+def shared_by_every_space(key: PartitionKey, spaces: set[str]) -> bool:
+    """A key that names no space is one every space's traffic lands on."""
+    return not any(space in re.split(r"[#:]", key.value) for space in spaces)
+
+
+def describe_load(workload: str, load: PartitionLoad, jobs: int, spaces: set[str]) -> list[str]:
+    """The busiest key's ceiling, then each family of keys every space shares (`LEASE#n`)
+    with its share of the units and the ceiling of its busiest member."""
+    ceilings = load.ceilings(jobs)
+    lines = [f"{workload}: busiest key {ceilings[0].key}: {_line(ceilings[0])}"]
+    families: dict[PartitionKey, list[Ceiling]] = {}
+    for c in ceilings:
+        if shared_by_every_space(c.key, spaces):
+            family = PartitionKey(c.key.where, re.sub(r"#\d+$", "#n", c.key.value))
+            families.setdefault(family, []).append(c)
+    for family, members in families.items():
+        top = members[0]
+        w = sum(load.writes[m.key] for m in members) / sum(load.writes.values())
+        r = sum(load.reads[m.key] for m in members) / sum(load.reads.values())
+        at = 10_000 * max(load.writes[top.key] / WRITE_LIMIT, load.reads[top.key] / READ_LIMIT) / jobs
+        lines.append(
+            f"  shared by every space: {family}, {len(members)} key(s): {w:.1%} of writes, {r:.1%} of reads;"
+            f" busiest {top.key.value} at {at:.0%} of its limit at 10,000 jobs/s,"
+            f" ceiling: {top.jobs_per_second:,.0f} jobs/s"
+        )
+    return lines
+
+
+def _line(c: Ceiling) -> str:
+    shares = f"{c.write_share:.1%} of writes, {c.read_share:.1%} of reads"
+    return f"{shares}; ceiling: {c.jobs_per_second:,.0f} jobs/s"
