@@ -194,8 +194,8 @@ def describe_load(workload: str, load: PartitionLoad, jobs: int, spaces: set[str
             families.setdefault(family, []).append(c)
     for family, members in families.items():
         top = members[0]
-        w = sum(load.writes[m.key] for m in members) / sum(load.writes.values())
-        r = sum(load.reads[m.key] for m in members) / sum(load.reads.values())
+        w = sum(load.writes[m.key] for m in members) / (sum(load.writes.values()) or 1)
+        r = sum(load.reads[m.key] for m in members) / (sum(load.reads.values()) or 1)
         at = 10_000 * max(load.writes[top.key] / WRITE_LIMIT, load.reads[top.key] / READ_LIMIT) / jobs
         lines.append(
             f"  shared by every space: {family}, {len(members)} key(s): {w:.1%} of writes, {r:.1%} of reads;"

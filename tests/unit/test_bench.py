@@ -1,4 +1,4 @@
-"""`make bench` runs end to end and ends with the line the issue asks for."""
+"""`make bench` runs end to end, prints the partition-key ceilings and ends with the units per job."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from bench import cost
 
 def test_bench_prints_units_per_job(capsys: pytest.CaptureFixture[str]) -> None:
     assert cost.main(["--jobs", "20", "--batch", "10"]) == 0
-    last = capsys.readouterr().out.strip().splitlines()[-1]
+    out = capsys.readouterr().out.strip().splitlines()
+    last = out[-1]
     found = re.fullmatch(r"per job: ([\d.]+) write units, ([\d.]+) read units, ([\d.]+) calls", last)
     assert found, last
     writes, reads, calls = map(float, found.groups())
@@ -19,3 +20,16 @@ def test_bench_prints_units_per_job(capsys: pytest.CaptureFixture[str]) -> None:
     # read once later: at least 3 write units and some reads, whatever the scale.
     # (The figures against the target are the benchmark's to print, at 1,000 jobs.)
     assert writes >= 3 and reads > 0 and calls > 2
+
+    # Each workload names its busiest partition key and the ceiling it sets, on a line
+    # of its own; then the keys every space shares: every request reads its token.
+    busiest = [line for line in out if "busiest key" in line]
+    assert [line.split(":")[0] for line in busiest] == [
+        "20 jobs a create, 10 a claim and a report",
+        "1 jobs a create, 1 a claim and a report",
+    ]
+    ceiling = re.compile(r"ceiling: [\d,]+ jobs/s")
+    assert all(ceiling.search(line) for line in busiest), busiest
+    shared = [line for line in out if "shared by every space: " in line]
+    assert any("T (table)" in line and ceiling.search(line) for line in shared), shared
+    assert any("LEASE#n (table)" in line for line in shared), shared
