@@ -16,7 +16,7 @@ none), and a Scan, which reads every partition and is charged to one pseudo-key.
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,8 +68,8 @@ class PartitionLoad:
 
     spec_of: Callable[[str], TableSpec]
     item_at: Callable[[str, Mapping[str, Any]], Item | None]
-    writes: Counter[PartitionKey] = field(default_factory=Counter)
-    reads: Counter[PartitionKey] = field(default_factory=Counter)
+    writes: defaultdict[PartitionKey, float] = field(default_factory=lambda: defaultdict(float))
+    reads: defaultdict[PartitionKey, float] = field(default_factory=lambda: defaultdict(float))
 
     def record(self, call: MeteredCall) -> None:
         """Charge the call's units to the keys it touched (the listener a meter calls)."""
@@ -85,7 +85,13 @@ class PartitionLoad:
         elif op == "TransactWriteItems":
             for action, before in zip(params.get("TransactItems", ()), call.before, strict=True):
                 ((kind, body),) = action.items()
-                self._write(f"{kind}Item" if kind != "ConditionCheck" else kind, body, before, call, factor=2)
+                self._write(
+                    f"{kind}Item" if kind != "ConditionCheck" else kind,
+                    body,
+                    before,
+                    call,
+                    factor=TRANSACTION_FACTOR,
+                )
         elif op == "GetItem":
             self._read_item(params["TableName"], params["Key"], bool(params.get("ConsistentRead")))
         elif op == "BatchGetItem":
@@ -108,12 +114,10 @@ class PartitionLoad:
         spec = self.spec_of(body["TableName"])
         key = body.get("Key") or body["Item"]
         pk = PartitionKey(TABLE, _text(key[spec.hash_key]))
-        failed = call.error is not None
-        if op == "ConditionCheck" or failed:
+        if op == "ConditionCheck" or call.error is not None:
+            # Billed on the item it read (or would have written), twice in a transaction.
             attempted = body.get("Item") if op == "PutItem" else None
-            self.writes[pk] += (TRANSACTION_FACTOR if factor == 2 else 1) * item_write_units(
-                before, attempted
-            )
+            self.writes[pk] += factor * item_write_units(before, attempted)
             return
         if op == "PutItem":
             after: Item | None = body["Item"]
@@ -126,18 +130,21 @@ class PartitionLoad:
         else:
             after = None
         self.writes[pk] += factor * item_write_units(before, after)
-        for index in spec.indexes:
+        for index in spec.indexes:  # index writes are not doubled in a transaction (see capacity)
             old, new = index_entry(before, spec, index), index_entry(after, spec, index)
-            old_key = None if old is None else PartitionKey(index.name, _text(old[index.hash_key]))
-            new_key = None if new is None else PartitionKey(index.name, _text(new[index.hash_key]))
-            moved = old is not None and new is not None and any(old[n] != new[n] for n in index.key_names)
-            if old is not None and old_key is not None and (new is None or moved):
-                self.writes[old_key] += write_units(item_size(old))
-            if new is not None and new_key is not None and (old is None or moved):
-                self.writes[new_key] += write_units(item_size(new))
-            elif new is not None and new_key is not None and old != new:
-                assert old is not None
-                self.writes[new_key] += write_units(max(item_size(old), item_size(new)))
+            if old is None and new is None:
+                continue
+            if old is not None and new is not None and all(old[n] == new[n] for n in index.key_names):
+                if old != new:  # only projected attributes changed: one write, in place
+                    self.writes[PartitionKey(index.name, _text(new[index.hash_key]))] += write_units(
+                        max(item_size(old), item_size(new))
+                    )
+                continue
+            for entry in (old, new):  # appears, disappears or moves: a write on each key it touches
+                if entry is not None:
+                    self.writes[PartitionKey(index.name, _text(entry[index.hash_key]))] += write_units(
+                        item_size(entry)
+                    )
 
     def _queried_key(self, op: str, params: Mapping[str, Any]) -> PartitionKey:
         if op == "Scan":
@@ -159,7 +166,7 @@ class PartitionLoad:
         total_w, total_r = sum(self.writes.values()), sum(self.reads.values())
         out = []
         for key in set(self.writes) | set(self.reads):
-            w, r = self.writes[key], self.reads[key]
+            w, r = self.writes.get(key, 0.0), self.reads.get(key, 0.0)
             allowed = min(
                 WRITE_LIMIT * jobs / w if w else float("inf"), READ_LIMIT * jobs / r if r else float("inf")
             )
@@ -194,9 +201,13 @@ def describe_load(workload: str, load: PartitionLoad, jobs: int, spaces: set[str
             families.setdefault(family, []).append(c)
     for family, members in families.items():
         top = members[0]
-        w = sum(load.writes[m.key] for m in members) / (sum(load.writes.values()) or 1)
-        r = sum(load.reads[m.key] for m in members) / (sum(load.reads.values()) or 1)
-        at = 10_000 * max(load.writes[top.key] / WRITE_LIMIT, load.reads[top.key] / READ_LIMIT) / jobs
+        w = sum(load.writes.get(m.key, 0.0) for m in members) / (sum(load.writes.values()) or 1)
+        r = sum(load.reads.get(m.key, 0.0) for m in members) / (sum(load.reads.values()) or 1)
+        at = (
+            10_000
+            * max(load.writes.get(top.key, 0.0) / WRITE_LIMIT, load.reads.get(top.key, 0.0) / READ_LIMIT)
+            / jobs
+        )
         lines.append(
             f"  shared by every space: {family}, {len(members)} key(s): {w:.1%} of writes, {r:.1%} of reads;"
             f" busiest {top.key.value} at {at:.0%} of its limit at 10,000 jobs/s,"
