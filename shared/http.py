@@ -104,7 +104,7 @@ def authorize(app: APIGatewayHttpResolver, scope: str, space: str | None = None)
     """The caller, if its token may use `scope` in `space` (None: on all spaces)."""
     tokens = runtime().tokens
     caller = tokens.authenticate(app.current_event.headers.get("authorization"))
-    if space is not None and not _SPACE.match(space):
+    if space is not None and not _SPACE.fullmatch(space):
         raise InvalidArgument("space: must be 1-64 of a-z 0-9 - _")
     return tokens.permit(caller, scope, space)
 
@@ -112,7 +112,7 @@ def authorize(app: APIGatewayHttpResolver, scope: str, space: str | None = None)
 def path_name(raw: str) -> str:
     """A job name from a path part, URL-decoded: 1-128 of A-Z a-z 0-9 . _ : -."""
     name = unquote(raw)
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise InvalidArgument("name: must be 1-128 of A-Z a-z 0-9 . _ : -")
     return name
 

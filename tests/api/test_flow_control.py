@@ -145,7 +145,7 @@ def test_a_bad_policy_is_400_naming_the_field(api: Api, body: dict[str, Any], me
     assert (space.status, space.body["message"]) == (400, f"policy.{message}")
 
 
-@pytest.mark.parametrize("name", ["bad%20name", "x" * 129, "caf%C3%A9"])
+@pytest.mark.parametrize("name", ["bad%20name", "x" * 129, "caf%C3%A9", "trailing%0A"])
 def test_a_bad_name_in_the_path_is_400(api: Api, name: str) -> None:
     for answer in (
         api.get(policy_path(name)),
