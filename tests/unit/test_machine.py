@@ -30,6 +30,28 @@ def running(**overrides: object) -> Job:
     return Job(**fields)
 
 
+def fail(
+    job: Job,
+    *,
+    now_ms: int,
+    unrecoverable: bool = False,
+    retry_after_ms: int | None = None,
+    rand: float = 0,
+    error: str = "x",
+) -> machine.Transition:
+    """machine.fail with this file's retention and aging: only what a test varies is named."""
+    return machine.fail(
+        job,
+        now_ms=now_ms,
+        error=error,
+        unrecoverable=unrecoverable,
+        retry_after_ms=retry_after_ms,
+        rand=rand,
+        retention=RETENTION,
+        aging_ms=AGING,
+    )
+
+
 @pytest.mark.parametrize(
     ("kind", "failures", "expected"),
     [
@@ -62,16 +84,7 @@ def test_claim_takes_a_ready_pending_job_out_of_the_ready_set() -> None:
 
 
 def test_fail_with_attempts_left_waits_the_backoff_and_goes_back_to_pending() -> None:
-    t = machine.fail(
-        running(),
-        now_ms=1_000,
-        error="boom",
-        unrecoverable=False,
-        retry_after_ms=None,
-        rand=0.5,
-        retention=RETENTION,
-        aging_ms=AGING,
-    )
+    t = fail(running(), now_ms=1_000, rand=0.5, error="boom")
     assert t.to == JobStatus.PENDING
     assert t.changes["failures"] == 2 and t.changes["ready_at_ms"] == 1_000 + 2_000
     assert t.ready_index == "enter"
@@ -83,46 +96,19 @@ def test_fail_with_attempts_left_waits_the_backoff_and_goes_back_to_pending() ->
 
 
 def test_fail_with_retry_after_uses_that_wait_instead_of_the_policy() -> None:
-    t = machine.fail(
-        running(),
-        now_ms=1_000,
-        error="x",
-        unrecoverable=False,
-        retry_after_ms=30_000,
-        rand=0.5,
-        retention=RETENTION,
-        aging_ms=AGING,
-    )
+    t = fail(running(), now_ms=1_000, retry_after_ms=30_000, rand=0.5)
     assert t.changes["ready_at_ms"] == 31_000
 
 
 def test_fail_out_of_attempts_is_final_and_kept_for_the_failed_retention() -> None:
-    t = machine.fail(
-        running(failures=3),
-        now_ms=1_000,
-        error="x",
-        unrecoverable=False,
-        retry_after_ms=None,
-        rand=0.5,
-        retention=RETENTION,
-        aging_ms=AGING,
-    )
+    t = fail(running(failures=3), now_ms=1_000, rand=0.5)
     assert t.to == JobStatus.FAILED
     assert t.changes["purge_at_ms"] == 6_000 and t.changes["finished_at_ms"] == 1_000
     assert t.ready_index == "keep"
 
 
 def test_unrecoverable_fails_for_good_whatever_attempts_are_left() -> None:
-    t = machine.fail(
-        running(failures=0),
-        now_ms=1,
-        error="x",
-        unrecoverable=True,
-        retry_after_ms=None,
-        rand=0,
-        retention=RETENTION,
-        aging_ms=AGING,
-    )
+    t = fail(running(failures=0), now_ms=1, unrecoverable=True)
     assert t.to == JobStatus.FAILED
 
 
@@ -187,16 +173,7 @@ def test_every_transition_that_finishes_a_job_marks_it_for_the_clocks_callback_l
     job = running()
     finishing = [
         machine.complete(attempt=2, now_ms=100, retention=RETENTION),
-        machine.fail(
-            job,
-            now_ms=100,
-            error="x",
-            unrecoverable=True,
-            retry_after_ms=None,
-            rand=0,
-            retention=RETENTION,
-            aging_ms=AGING,
-        ),
+        fail(job, now_ms=100, unrecoverable=True),
         machine.expire(running(failures=3), now_ms=100, rand=0, retention=RETENTION, aging_ms=AGING),
         machine.cancel(now_ms=100, retention=RETENTION),
         machine.unclaimed(now_ms=100, window_ms=10, retention=RETENTION),
@@ -205,16 +182,7 @@ def test_every_transition_that_finishes_a_job_marks_it_for_the_clocks_callback_l
     assert [t.callback_due_ms for t in finishing] == [100 + machine.CALLBACK_GRACE_MS] * 5
     assert [t.has_callback for t in finishing] == [None, False, False, None, None], "known where the job is"
     unfinished = [
-        machine.fail(
-            job,
-            now_ms=100,
-            error="x",
-            unrecoverable=False,
-            retry_after_ms=None,
-            rand=0,
-            retention=RETENTION,
-            aging_ms=AGING,
-        ),
+        fail(job, now_ms=100),
         machine.release(attempt=2, now_ms=100, priority=0, aging_ms=AGING),
         machine.touch(attempt=2, now_ms=100, lease_ms=1_000),
     ]
@@ -243,29 +211,11 @@ def test_strict_priority_outweighs_any_wait_and_every_order_is_positive() -> Non
 
 def test_every_transition_that_puts_a_job_back_chooses_its_place() -> None:
     job = running(priority=5)
-    retry = machine.fail(
-        job,
-        now_ms=1_000,
-        error="x",
-        unrecoverable=False,
-        retry_after_ms=None,
-        rand=0,
-        retention=RETENTION,
-        aging_ms=AGING,
-    )
+    retry = fail(job, now_ms=1_000)
     assert retry.place == machine.Place(due=False, ready_at_ms=1_000 + 2_000), (
         "a backoff waits in the later lane"
     )
-    at_once = machine.fail(
-        job,
-        now_ms=1_000,
-        error="x",
-        unrecoverable=False,
-        retry_after_ms=0,
-        rand=0,
-        retention=RETENTION,
-        aging_ms=AGING,
-    )
+    at_once = fail(job, now_ms=1_000, retry_after_ms=0)
     assert at_once.place is not None and at_once.place.due
     assert at_once.place.order == machine.hand_out_order(ready_at_ms=1_000, priority=5, aging_ms=AGING)
     release = machine.release(attempt=2, now_ms=1_000, priority=5, aging_ms=AGING)
