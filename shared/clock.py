@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Protocol
+from collections.abc import Callable
+from typing import Generic, Protocol, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 class Clock(Protocol):
@@ -47,3 +51,27 @@ class ManualClock:
     def advance(self, ms: int) -> None:
         with self._lock:
             self._ms += ms
+
+
+class Recent(Generic[K, V]):
+    """Values kept per key for a short while by an injected clock: a warm function reads a
+    space's settings or policies once per window rather than once per request. The window
+    is asked on each read, so its owner's setting (and a test's change to it) holds."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self._kept: dict[K, tuple[int, V]] = {}
+
+    def get(self, key: K, window_ms: int, read: Callable[[], V]) -> V:
+        """The value kept for `key` if read less than `window_ms` ago, else `read()` kept."""
+        now = self.clock.now_ms()
+        kept = self._kept.get(key)
+        if kept and now - kept[0] < window_ms:
+            return kept[1]
+        value = read()
+        self._kept[key] = (now, value)
+        return value
+
+    def forget(self, key: K) -> None:
+        """Drop `key`: the next read goes to the store (a write was just made here)."""
+        self._kept.pop(key, None)

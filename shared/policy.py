@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared import limits
-from shared.clock import Clock
+from shared.clock import Clock, Recent
 from shared.machine import STRICT_AGING_MS
 from shared.schema import PolicyPatch, RateSpec
 from shared.store import keys
@@ -141,16 +141,10 @@ class Policies:
         self.store = store
         self.clock = clock
         self.cache_ms = min(cache_ms, limits.SECOND_MS)
-        self._cache: dict[str, tuple[int, SpacePolicies]] = {}
+        self._cache: Recent[str, SpacePolicies] = Recent(clock)
 
     def space(self, space: str) -> SpacePolicies:
-        now = self.clock.now_ms()
-        cached = self._cache.get(space)
-        if cached and now - cached[0] < self.cache_ms:
-            return cached[1]
-        policies = SpacePolicies.of(self.store.whole(space))
-        self._cache[space] = (now, policies)
-        return policies
+        return self._cache.get(space, self.cache_ms, lambda: SpacePolicies.of(self.store.whole(space)))
 
     def get(self, space: str, name: str) -> Policy:
         return self.space(space).get(name)
@@ -166,16 +160,16 @@ class Policies:
         """Set the fields sent on the name's own policy; the name is listed first if new."""
         self.store.register_names(space, {name}, self.clock.now_ms())
         self.store.write_policy(keys.job_name(space, name), patch_fields(patch))
-        self._cache.pop(space, None)
+        self._cache.forget(space)
         return self.describe(space, name)
 
     def reset(self, space: str, name: str) -> dict[str, Any]:
         """Every field back to the space's default."""
         self.store.register_names(space, {name}, self.clock.now_ms())
         self.store.write_policy(keys.job_name(space, name), None)
-        self._cache.pop(space, None)
+        self._cache.forget(space)
         return self.describe(space, name)
 
     def forget(self, space: str) -> None:
         """Drop a space's cached policies (its settings were just written here)."""
-        self._cache.pop(space, None)
+        self._cache.forget(space)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared import limits
-from shared.clock import Clock
+from shared.clock import Clock, Recent
 from shared.errors import NotFound
 from shared.machine import Backoff, BackoffKind, Retention
 from shared.policy import Policy, patch_fields
@@ -117,16 +117,10 @@ class SpaceSettings:
         self.cache_ms = cache_ms
         self.on_write = on_write
         """Told of each space whose settings this process wrote (other caches drop it)."""
-        self._cache: dict[str, tuple[int, Settings]] = {}
+        self._cache: Recent[str, Settings] = Recent(clock)
 
     def get(self, space: str) -> Settings:
-        now = self.clock.now_ms()
-        cached = self._cache.get(space)
-        if cached and now - cached[0] < self.cache_ms:
-            return cached[1]
-        settings = Settings.from_item(self.store.settings(space))
-        self._cache[space] = (now, settings)
-        return settings
+        return self._cache.get(space, self.cache_ms, lambda: Settings.from_item(self.store.settings(space)))
 
     def describe(self, space: str) -> dict[str, Any]:
         items = self.store.whole(space)
@@ -142,7 +136,7 @@ class SpaceSettings:
         if "policy" in patch.model_fields_set:
             fields = patch_fields(patch.policy) if patch.policy is not None else None
             self.store.write_policy(keys.settings(space), fields)
-        self._cache.pop(space, None)
+        self._cache.forget(space)
         if self.on_write is not None:
             self.on_write(space)
         return self.describe(space)
