@@ -378,7 +378,8 @@ class Queue:
         events_full = False
         for _ in range(3):
             try:
-                item = self._write_report(space, report, transition, stored, settings, with_event=with_event)
+                parts = _report_parts(report, settings.max_events, with_event=with_event)
+                item = self.jobs.apply(space, report.id, transition, stored=stored, extra=parts)
                 return item, with_event, events_full
             except ConditionFailed as failed:
                 reason = self._refusal(failed.item, report, now)
@@ -494,27 +495,6 @@ class Queue:
             raise self._rejected(reason, report)
         assert item is not None
         return self.jobs.load(space, item, bodies=False)
-
-    def _write_report(
-        self,
-        space: str,
-        report: Report,
-        transition: Transition,
-        stored: dict[str, Any],
-        settings: Settings,
-        *,
-        with_event: bool,
-    ) -> Item:
-        def parts(update: UpdateBuilder) -> None:
-            if report.progress is not None:
-                update.set("progress", report.progress.model_dump(exclude_none=True))
-            if report.lines:
-                update.add("lineCount", len(report.lines))
-            if with_event:
-                update.add("eventCount", 1)
-                update.require("eventCount", "<", settings.max_events)
-
-        return self.jobs.apply(space, report.id, transition, stored=stored, extra=parts)
 
     @staticmethod
     def _refusal(item: Item | None, report: Report, now: int) -> str | None:
@@ -681,3 +661,19 @@ def _seq_cursor(cursor: str | None) -> int:
     if not (cursor.isascii() and cursor.isdigit()) or len(cursor) > 10:
         raise InvalidArgument("cursor: is not a cursor this API gave")
     return int(cursor)
+
+
+def _report_parts(report: Report, max_events: int, *, with_event: bool) -> Callable[[UpdateBuilder], None]:
+    """What a report adds to its transition's write: progress, line and event counts (an
+    event only while the job's events are not full)."""
+
+    def parts(update: UpdateBuilder) -> None:
+        if report.progress is not None:
+            update.set("progress", report.progress.model_dump(exclude_none=True))
+        if report.lines:
+            update.add("lineCount", len(report.lines))
+        if with_event:
+            update.add("eventCount", 1)
+            update.require("eventCount", "<", max_events)
+
+    return parts
