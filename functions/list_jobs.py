@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 from aws_lambda_powertools.event_handler import Response
 
 from shared import answers, limits, render
 from shared.errors import InvalidArgument
-from shared.http import authorize, entrypoint, make_app, ok, query, query_int
+from shared.http import authorize, entrypoint, job_name, make_app, ok, query, query_int
 from shared.machine import JobStatus
 from shared.runtime import runtime
-from shared.schema import NAME_PATTERN
 
 app = make_app()
 
@@ -23,8 +20,8 @@ def list_jobs(space: str) -> Response:
     if status is not None and status not in JobStatus.__members__:
         raise InvalidArgument(f"status: must be one of {', '.join(JobStatus.__members__)}")
     name = query(app, "name")
-    if name is not None and not re.fullmatch(NAME_PATTERN, name):
-        raise InvalidArgument("name: must be 1-128 of A-Z a-z 0-9 . _ : -")
+    if name is not None:
+        name = job_name(name)
     page = runtime().queue.list(
         space,
         status=JobStatus(status) if status else None,

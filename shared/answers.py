@@ -269,16 +269,16 @@ class Policy(Answer):
 PolicyField = Literal["concurrency", "rate", "perKeyConcurrency", "perKeyRate", "paused", "agingIntervalMs"]
 
 
-class NamePolicy(Answer):
+class _Named(Answer):
+    name: str
+
+
+# Policy's fields, written once. `_Named` is the last base so that `name` leads the answer, as
+# the README shows it: pydantic orders fields from the farthest base in. (The class docstring
+# is the OpenAPI description, so the note stays here.)
+class NamePolicy(Policy, _Named):
     """A job name's policy in force: the space's default, with the fields the name sets itself."""
 
-    name: str
-    concurrency: int | None
-    rate: Rate | None
-    perKeyConcurrency: int | None
-    perKeyRate: Rate | None
-    paused: bool
-    agingIntervalMs: int | None
     overridden: list[PolicyField]
     """The fields this name sets itself; the others are the space's default."""
 

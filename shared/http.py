@@ -25,7 +25,7 @@ from shared.auth import Caller
 from shared.errors import EmitError, InvalidArgument, ResourceExhausted
 from shared.observability import logger, metrics, tracer
 from shared.runtime import runtime
-from shared.schema import NAME_PATTERN, SPACE_PATTERN
+from shared.schema import NAME_PATTERN, NAME_RULE, SPACE_PATTERN, SPACE_RULE
 
 _SPACE = re.compile(SPACE_PATTERN)
 _NAME = re.compile(NAME_PATTERN)
@@ -105,15 +105,19 @@ def authorize(app: APIGatewayHttpResolver, scope: str, space: str | None = None)
     tokens = runtime().tokens
     caller = tokens.authenticate(app.current_event.headers.get("authorization"))
     if space is not None and not _SPACE.fullmatch(space):
-        raise InvalidArgument("space: must be 1-64 of a-z 0-9 - _")
+        raise InvalidArgument(f"space: {SPACE_RULE}")
     return tokens.permit(caller, scope, space)
 
 
 def path_name(raw: str) -> str:
-    """A job name from a path part, URL-decoded: 1-128 of A-Z a-z 0-9 . _ : -."""
-    name = unquote(raw)
+    """A job name from a path part, URL-decoded."""
+    return job_name(unquote(raw))
+
+
+def job_name(name: str) -> str:
+    """`name` if it is a job name (1-128 of A-Z a-z 0-9 . _ : -), whole: a path part or a query."""
     if not _NAME.fullmatch(name):
-        raise InvalidArgument("name: must be 1-128 of A-Z a-z 0-9 . _ : -")
+        raise InvalidArgument(f"name: {NAME_RULE}")
     return name
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 from pydantic import BaseModel, Field
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json_schema
@@ -114,7 +114,7 @@ OPERATIONS: dict[str, Operation] = {
         query=(
             Query(
                 "status",
-                {"type": "string", "enum": ["PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"]},
+                {"type": "string", "enum": list(get_args(answers.Status))},
                 "Only jobs in this status.",
             ),
             Query("name", {"type": "string", "pattern": NAME_PATTERN}, "Only jobs of this name."),

@@ -28,6 +28,8 @@ from shared.errors import InvalidArgument
 
 NAME_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"
 SPACE_PATTERN = r"^[a-z0-9_-]{1,64}$"
+NAME_RULE = "must be 1-128 of A-Z a-z 0-9 . _ : -"
+SPACE_RULE = "must be 1-64 of a-z 0-9 - _"
 
 Scope = Literal["create", "read", "work", "admin"]
 LogLevel = Literal["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"]
@@ -337,9 +339,9 @@ def _message(error: ErrorDetails) -> str:
     kind, ctx = error["type"], error.get("ctx") or {}
     if kind in _BY_TYPE:
         if kind == "string_pattern_mismatch" and ctx.get("pattern") == NAME_PATTERN:
-            return "must be 1-128 of A-Z a-z 0-9 . _ : -"
+            return NAME_RULE
         if kind == "string_pattern_mismatch" and ctx.get("pattern") == SPACE_PATTERN:
-            return "must be 1-64 of a-z 0-9 - _"
+            return SPACE_RULE
         return _BY_TYPE[kind]
     if kind in ("less_than_equal", "less_than"):
         return f"must be at most {_number(ctx.get('le', ctx.get('lt')))}"
