@@ -60,13 +60,6 @@ def size(item: Item) -> int:
     return int(found)
 
 
-def _cast(value: DynamoType, expected: str) -> Any:
-    """The value moto sorts by, or None when its type is not the declared one."""
-    if value.type != expected:
-        return None
-    return value.cast_value
-
-
 def _first(entry: tuple[Any, ...]) -> Any:
     return entry[0]
 
