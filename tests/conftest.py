@@ -34,10 +34,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 @pytest.fixture(scope="session")
-def local_aws() -> Iterator[LocalAws]:
-    aws = LocalAws()
-    yield aws
-    aws.close()
+def local_aws() -> LocalAws:
+    """Nothing to let go of at the end: the mock's data goes with the process."""
+    return LocalAws()
 
 
 @pytest.fixture(scope="session")

@@ -164,9 +164,6 @@ class LocalAws:
     def release(self) -> None:
         self.mock.stop(remove_data=False)
 
-    def close(self) -> None:
-        """Nothing to let go of: the mock's data goes with the process."""
-
     @staticmethod
     def _empty_bucket() -> None:
         bucket = s3_backends[DEFAULT_ACCOUNT_ID]["global"].buckets[BUCKET]

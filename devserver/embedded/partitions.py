@@ -22,7 +22,7 @@ import bisect
 import functools
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -58,13 +58,6 @@ def size(item: Item) -> int:
         found = item.size()
         setattr(item, SIZE, found)
     return int(found)
-
-
-def _cast(value: DynamoType, expected: str) -> Any:
-    """The value moto sorts by, or None when its type is not the declared one."""
-    if value.type != expected:
-        return None
-    return value.cast_value
 
 
 def _first(entry: tuple[Any, ...]) -> Any:
@@ -310,6 +303,10 @@ class _Query:
     filter_expression: Any
     hash_key_conditions: list[tuple[str, DynamoType]] | None
     range_key_conditions: list[tuple[str, str, list[DynamoType]]] | None
+
+    def arguments(self) -> list[Any]:
+        """The arguments again, in moto's order (for when moto answers the query itself)."""
+        return [getattr(self, f.name) for f in fields(self)]
 
 
 @dataclass
@@ -661,22 +658,7 @@ def install() -> None:
         )
         plan = _plan(parts, self, asked) if parts is not None and not filter_kwargs else None
         if plan is None:
-            return _original["query"](
-                self,
-                hash_key,
-                range_comparison,
-                range_objs,
-                limit,
-                exclusive_start_key,
-                scan_index_forward,
-                projection_expressions,
-                index_name,
-                consistent_read,
-                filter_expression,
-                hash_key_conditions=hash_key_conditions,
-                range_key_conditions=range_key_conditions,
-                **filter_kwargs,
-            )
+            return _original["query"](self, *asked.arguments(), **filter_kwargs)
         return _indexed_query(self, plan, asked)
 
     @functools.wraps(Table.put_item)

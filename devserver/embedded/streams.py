@@ -63,9 +63,6 @@ class DirectStreams:
         backend: DynamoDBStreamsBackend = dynamodbstreams_backends[self.account_id][self.region]
         return backend
 
-    def list_streams(self, **params: Any) -> dict[str, Any]:
-        return self._handled("ListStreams", params)
-
     def get_shard_iterator(self, **params: Any) -> dict[str, Any]:
         return self._handled("GetShardIterator", params)
 

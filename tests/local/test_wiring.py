@@ -1,13 +1,19 @@
-"""`emit dev` runs the fast embedded DynamoDB only on the moto version it was written for."""
+"""`emit dev` runs the fast embedded DynamoDB only on the moto version it was written for;
+its transactions, fast or left to moto, are all or nothing, stream included."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from moto import mock_aws
 
 from devserver import wiring
+from devserver.background import Background
 from devserver.embedded import compat
 from devserver.embedded.client import DirectDynamoDB
+from shared.clock import ManualClock
+from shared.store.dynamo import TransactionConflict, serialize
 
 
 def test_the_fast_path_runs_on_the_moto_it_was_written_for() -> None:
@@ -28,3 +34,40 @@ def test_another_moto_runs_plain_moto_and_says_so(
         runtime = wiring.build_runtime(fast=True)
         assert not isinstance(runtime.dynamodb._client, DirectDynamoDB)
     assert "moto 9.9.9 is not 5.2.5" in capsys.readouterr().err
+
+
+def _item(sk: str) -> dict[str, Any]:
+    return serialize({"pk": "X", "sk": sk})
+
+
+@pytest.mark.parametrize(
+    ("fast", "last"),
+    [
+        (False, {"Put": {"Item": _item("2"), "ConditionExpression": "attribute_exists(pk)"}}),
+        (True, {"Put": {"Item": _item("2"), "ConditionExpression": "attribute_exists(pk)"}}),
+        # An Update action is left to moto's own transaction (and so to wiring's patches).
+        (
+            True,
+            {
+                "Update": {
+                    "Key": _item("2"),
+                    "UpdateExpression": "SET a = :a",
+                    "ConditionExpression": "attribute_exists(pk)",
+                    "ExpressionAttributeValues": {":a": {"N": "1"}},
+                }
+            },
+        ),
+    ],
+    ids=["plain", "fast", "fast-left-to-moto"],
+)
+def test_a_cancelled_transaction_leaves_the_stream_as_it_was(fast: bool, last: dict[str, Any]) -> None:
+    """On DynamoDB a cancelled transaction writes no stream record, and a reader of the
+    stream goes on seeing what is written after it (moto's rollback swaps the shard)."""
+    with mock_aws():
+        runtime = wiring.build_runtime(clock=ManualClock(), fast=fast)
+        reader = Background(runtime)
+        reader.records()  # the reader is at the stream's end
+        with pytest.raises(TransactionConflict):
+            runtime.db.transact([{"Put": {"Item": _item("1")}}, last])
+        runtime.db.transact([{"Put": {"Item": _item("3")}}])
+        assert [r["dynamodb"]["Keys"]["sk"]["S"] for r in reader.records()] == ["3"]
