@@ -195,6 +195,11 @@ def main(argv: list[str] | None = None) -> int:
         "Partition keys (DynamoDB: 1,000 write units and 3,000 read units a second per key, "
         "table and index alike), one space, one busy name, no limits, each request reading its token:"
     )
+    print(
+        "  not in these workloads: callbacks (pending deliveries of every space share the ready"
+        " index's CALLBACK#0..3), idempotency keys (K#{space}#{key}, one key each) and name"
+        " policies (S#{space} name#..., written by an admin)"
+    )
     for most_created, most_handed in HOT_KEY_WORKLOADS:
         batch, hand_out = min(most_created, args.jobs), min(most_handed, args.jobs)
         workload = f"{batch} jobs a create, {hand_out} a claim and a report"

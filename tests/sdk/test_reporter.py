@@ -17,6 +17,7 @@ from emit.reporter import Hold, Reporter
 from emit.transport import Backoff
 
 from tests.sdk.support import HandClock
+from tests.support import PATIENCE_S
 
 OK = {"status": "RUNNING"}
 QUICK = Backoff(first=0.01, most=0.05)
@@ -94,7 +95,7 @@ def report(jobs: ScriptedJobs, *holds: Hold, end: dict[str, Any] | None = None) 
             reporter.add(h)
             reporter.end(h, end or {"complete": {"result": "done"}})
         reporter.close()
-        await asyncio.wait_for(reporter.run(), 10)
+        await asyncio.wait_for(reporter.run(), PATIENCE_S)
 
     asyncio.run(main())
 
@@ -144,7 +145,7 @@ def test_a_stale_or_finished_answer_makes_it_fall_silent_and_stop_the_handler() 
         reporter.end(stale, {"complete": {"result": 1}})
         reporter.end(finished, {"complete": {"result": 2}})
         reporter.close()
-        await asyncio.wait_for(task, 10)
+        await asyncio.wait_for(task, PATIENCE_S)
         assert len(jobs.sent) == 1  # nothing more, for either
 
     asyncio.run(main())
@@ -203,7 +204,7 @@ def test_a_hold_is_renewed_at_half_its_lease_and_lost_when_renewals_fail_past_it
         await step(clock, 0.2)
         assert lost == ["lease_expired"] and h.job.signal.is_set()
         reporter.close()
-        await asyncio.wait_for(task, 10)
+        await asyncio.wait_for(task, PATIENCE_S)
 
     asyncio.run(main())
 

@@ -247,6 +247,20 @@ def test_it_claims_only_up_to_its_free_capacity(client: Emit) -> None:
     go = threading.Event()
     lock = threading.Lock()
     now_running: list[int] = [0, 0]  # running, most at once
+    held = [0]  # claimed and not yet returned by its handler: the worker holds at least these
+    over: list[tuple[int, int]] = []  # claims that asked for more than the free slots
+    claim = client.jobs.claim
+
+    def counted_claim(*, count: int, **kwargs: Any) -> list[emit.Claimed]:
+        with lock:
+            if count > 2 - held[0]:
+                over.append((count, held[0]))
+        got = claim(count=count, **kwargs)
+        with lock:
+            held[0] += len(got)
+        return got
+
+    client.jobs.claim = counted_claim  # type: ignore[method-assign]
 
     @client.worker(names=["batch"], concurrency=2, **FAST)
     def handle(job: HeldJob[int]) -> int:
@@ -256,17 +270,21 @@ def test_it_claims_only_up_to_its_free_capacity(client: Emit) -> None:
         go.wait(PATIENCE_S)
         with lock:
             now_running[0] -= 1
+            held[0] -= 1
         return job.payload
 
     with running(handle):
         eventually(lambda: len(list(client.jobs.list(status="running"))) == 2)
-        time.sleep(0.4)  # two long polls' worth: a greedy worker would have claimed more
+        # No wait for something not to happen: a claim sent while full is counted in
+        # `over` whenever it comes (a greedy worker sends one at once, jobs are waiting).
+        eventually(lambda: now_running[0] == 2)
         assert len(list(client.jobs.list(status="running"))) == 2
         assert len(list(client.jobs.list(status="pending"))) == 2
         go.set()
         results = [settled(client, job_id).result for job_id in ids]
     assert results == [0, 1, 2, 3]
     assert now_running[1] == 2
+    assert over == [], "claimed more than its free slots (count asked, jobs held)"
 
 
 def test_reports_and_claims_are_sent_again_across_transport_errors(dev: DevServer, space: str) -> None:
