@@ -3,6 +3,13 @@
 A token reads `emit_<id>_<secret>`. The id finds the stored record in one read; the
 secret is 256 random bits, so a plain SHA-256 of it is as strong as a slow hash would
 be, and the comparison is constant-time.
+
+Every request presents a token, and every token lives under one partition key (`T`),
+which DynamoDB serves at most 3,000 read units a second, for every space together. So a
+process keeps each token it has checked for `CACHE_MS` (keyed by a hash of the whole
+presented token, so only the same secret finds it): a warm Lambda reads a busy worker's
+token once every few seconds, not once a request. A revocation therefore takes effect
+within `CACHE_MS` everywhere (at once in the process that made it).
 """
 
 from __future__ import annotations
@@ -20,6 +27,10 @@ from shared.schema import NewToken
 from shared.store.tokens import TokenStore
 
 SCOPES = ("create", "read", "work", "admin")
+CACHE_MS = 5_000
+"""How long a process trusts a token it checked: a revoked token works that long at most."""
+CACHE_ENTRIES = 1_000
+"""Tokens a process keeps at most (it forgets them all when full: a cache, not a store)."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +58,8 @@ class Tokens:
         self.clock = clock
         self.dev_token = dev_token
         self._ids = IdGenerator()
+        self._checked: dict[str, tuple[int, Caller]] = {}
+        """sha256 of a presented token -> (checked at, its caller)."""
 
     def authenticate(self, authorization: str | None) -> Caller:
         if not authorization or not authorization.startswith("Bearer "):
@@ -54,6 +67,18 @@ class Tokens:
         presented = authorization.removeprefix("Bearer ").strip()
         if self.dev_token and hmac.compare_digest(presented.encode(), self.dev_token.encode()):
             return Caller("dev", frozenset(SCOPES), None)
+        now, seen = self.clock.now_ms(), _hash(presented)
+        cached = self._checked.get(seen)
+        if cached is not None and 0 <= now - cached[0] < CACHE_MS:
+            return cached[1]
+        caller = self._check(presented)
+        if len(self._checked) >= CACHE_ENTRIES:
+            self._checked.clear()
+        self._checked[seen] = (now, caller)
+        return caller
+
+    def _check(self, presented: str) -> Caller:
+        """One read of the token's item: is the secret its secret."""
         parts = presented.split("_")
         record = self.store.get(parts[1]) if len(parts) == 3 and parts[0] == "emit" and parts[1] else None
         if record is None or not hmac.compare_digest(_hash(parts[2]), record["hash"]):
@@ -90,6 +115,7 @@ class Tokens:
         return [self._render(item["sk"], item) for item in self.store.all()]
 
     def revoke(self, token_id: str) -> None:
+        self._checked = {h: (at, c) for h, (at, c) in self._checked.items() if c.token_id != token_id}
         if not self.store.delete(token_id):
             raise NotFound(f"token {token_id} does not exist")
 

@@ -247,8 +247,17 @@ class JobStore:
         """Delete what belonged to a job that retention removed: its lines, events and stored
         values. Its idempotency key stays held for the key window after the job finished
         (retention may be shorter): the key item keeps the finish time, and its own TTL
-        removes it once no key window can reach (unless another job holds it now)."""
-        for pk in (keys.lines(space, job_id), keys.events(space, job_id)):
+        removes it once no key window can reach (unless another job holds it now).
+
+        What the job never had is not looked for: its counts say whether it had lines or
+        events (each count is raised by the write that precedes what it counts), so most
+        jobs cost no query here."""
+        had = [
+            pk
+            for pk, count in ((keys.lines(space, job_id), "lineCount"), (keys.events(space, job_id), "eventCount"))
+            if int(item.get(count) or 0) > 0
+        ]
+        for pk in had:
             start = None
             while True:
                 rows, start = self.db.query("pk = :pk", vals={":pk": pk}, start=start, consistent=True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from shared.auth import CACHE_MS
+from shared.clock import ManualClock
 from shared.runtime import Runtime
 from tests.conftest import mint
 from tests.support import Api
@@ -130,3 +132,28 @@ def test_a_token_is_kept_only_as_a_hash(rt: Runtime, api: Api) -> None:
     stored = rt.db.get({"pk": "T", "sk": minted["id"]})
     assert stored is not None and "hash" in stored
     assert secret not in repr(stored), "the secret itself is never stored"
+
+
+def test_a_checked_token_is_trusted_a_few_seconds_so_a_revocation_elsewhere_takes_that_long(
+    rt: Runtime, api: Api, clock: ManualClock
+) -> None:
+    """Every token lives under one partition key that every space's requests read: a
+    process reads a token once every CACHE_MS, not once a request."""
+    minted = api.post("/v1/tokens", {"scopes": ["read"]}).body
+    reader = api.as_token(minted["token"])
+    assert reader.get(f"{SPACE}/jobs").status == 200
+    rt.tokens.store.delete(minted["id"])  # revoked by another process: this one still trusts it
+    clock.advance(CACHE_MS - 1)
+    assert reader.get(f"{SPACE}/jobs").status == 200
+    forged = minted["token"][: -len("0" * 64)] + "0" * 64
+    assert api.as_token(forged).get(f"{SPACE}/jobs").status == 401, "only the same secret finds the cache"
+    clock.advance(1)
+    assert reader.get(f"{SPACE}/jobs").status == 401
+
+
+def test_a_revocation_takes_effect_at_once_in_the_process_that_made_it(api: Api) -> None:
+    minted = api.post("/v1/tokens", {"scopes": ["read"]}).body
+    reader = api.as_token(minted["token"])
+    assert reader.get(f"{SPACE}/jobs").status == 200
+    assert api.delete(f"/v1/tokens/{minted['id']}").status == 204
+    assert reader.get(f"{SPACE}/jobs").status == 401

@@ -148,3 +148,40 @@ def test_a_key_is_held_for_its_window_even_after_its_job_is_removed(
     assert api.post(JOBS, {"name": "n", "key": "once"}).body == duplicate
     clock.advance(1)
     assert api.post(JOBS, {"name": "n", "key": "once"}).body["outcome"] == "NEW"
+
+
+def test_removing_a_job_looks_only_for_what_it_had(
+    rt: Runtime, api: Api, bg: Background, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The REMOVE record's old image says what the job had: a job without lines, events,
+    stored values, key or callback costs the stream no call; one with lines but no events
+    costs the lines query (and the delete) only."""
+    api.patch("/v1/spaces/keep", {"completedRetentionMs": 60_000})
+    plain = api.post(JOBS, {"name": "n"}).body["id"]
+    logged = api.post(JOBS, {"name": "n"}).body["id"]
+    for held in api.post(f"{JOBS}:claim", {"count": 2}).body["jobs"]:
+        report: dict[str, Any] = {"id": held["id"], "attempt": held["attempt"], "complete": {}}
+        if held["id"] == logged:
+            report["lines"] = [{"level": "INFO", "message": "hi"}]
+        assert api.post(f"{JOBS}:report", report).status == 200
+    bg.stream()
+    clock.advance(60_000)
+    assert bg.expire_ttl() == 2
+    removes = [r for r in bg.records() if r["eventName"] == "REMOVE"]
+    assert len(removes) == 2
+
+    calls: list[tuple[str, str]] = []
+    for method in ("get", "put", "update", "apply", "delete", "query", "batch_put", "batch_delete", "batch_get"):
+        real = getattr(rt.db, method)
+
+        def spy(*args: Any, _name: str = method, _real: Any = real, **kw: Any) -> Any:
+            calls.append((_name, str(args[0])[:60]))
+            return _real(*args, **kw)
+
+        monkeypatch.setattr(rt.db, method, spy)
+    by_job = {r["dynamodb"]["Keys"]["sk"]["S"]: r for r in removes}
+    bg.stream([by_job[plain]])
+    assert calls == []
+    bg.stream([by_job[logged]])
+    assert [name for name, _ in calls] == ["query", "batch_delete"]
+    assert rt.db.query("pk = :pk", vals={":pk": keys.lines("keep", logged)}, consistent=True)[0] == []
