@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -21,6 +22,10 @@ from shared.store.dynamo import ConditionFailed, Item
 from shared.store.jobs import JobStore
 from shared.store.leases import Bucket, DueBuckets, LeaseBook
 from shared.store.spaces import SpaceStore
+
+
+DRAIN_THREADS = 16
+"""Lease book partitions drained at once: each waits on DynamoDB most of its time."""
 
 
 @dataclass
@@ -77,18 +82,37 @@ class Sweeper:
     def expire_leases(self, report: TickReport, *, rounds: int = 40) -> None:
         """Every claim whose lease has ended: the attempt fails, unless a report came first.
 
-        Due buckets are read a page at a time until none is left (at most `rounds` pages
-        a tick), so a busy hour's claims never leave the clock behind."""
+        The lease book's partitions are drained side by side (`DRAIN_THREADS` at once),
+        each a page of due buckets at a time until none is left (at most `rounds` pages a
+        partition a tick), so a busy hour's claims never leave the clock behind."""
         now = self.clock.now_ms()
-        for _ in range(rounds):
-            due = self.buckets.due(now)
-            if not due:
-                return
-            for bucket in due:
-                self._expire_bucket(bucket, now, report)
+        partitions = self.buckets.partitions()
+        with ThreadPoolExecutor(min(DRAIN_THREADS, len(partitions)), thread_name_prefix="emit-leases") as pool:
+            drained = list(pool.map(lambda partition: self._drain(partition, now, rounds), partitions))
+        for part in drained:
+            report.expired += part.expired
+            report.refiled += part.refiled
 
-    def _expire_bucket(self, bucket: Bucket, now: int, report: TickReport) -> None:
-        items = self.jobs.items(bucket.space, [e.job_id for e in bucket.entries], consistent=False)
+    def _drain(self, partition: str, now: int, rounds: int) -> TickReport:
+        """One partition of the lease book: a report of its own (drains run side by side)."""
+        report = TickReport()
+        for _ in range(rounds):
+            page, more = self.buckets.due(partition, now)
+            if not page:
+                break
+            wanted: dict[str, list[str]] = {}
+            for bucket in page:
+                wanted.setdefault(bucket.space, []).extend(e.job_id for e in bucket.entries)
+            # One read of every job the page names (per space), then one delete of the page.
+            items = {space: self.jobs.items(space, ids, consistent=False) for space, ids in wanted.items()}
+            for bucket in page:
+                self._expire_bucket(bucket, now, report, items[bucket.space])
+            self.buckets.remove(page)
+            if not more:
+                break
+        return report
+
+    def _expire_bucket(self, bucket: Bucket, now: int, report: TickReport, items: dict[str, Item]) -> None:
         refile: list[tuple[str, int, int]] = []
         finished = 0
         for entry in bucket.entries:
@@ -110,7 +134,6 @@ class Sweeper:
             self.leases.record(bucket.space, refile)
             report.refiled += len(refile)
         self.spaces.release(bucket.space, finished)
-        self.buckets.remove(bucket)
 
     def _expire(self, space: str, item: Item, now: int) -> JobStatus | Literal["renewed", "moot"]:
         """Expire the attempt if its lease has ended: the status this write moved it to;

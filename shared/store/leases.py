@@ -67,23 +67,30 @@ class Bucket:
 
 
 class DueBuckets:
-    """Reading and removing buckets whose earliest lease has ended."""
+    """Reading and removing buckets whose earliest lease has ended, one partition at a time
+    (the clock drains the partitions side by side)."""
+
+    PAGE = 25
+    """Buckets a read answers at most: one batch delete removes them."""
 
     def __init__(self, db: Dynamo) -> None:
         self.db = db
 
-    def due(self, now_ms: int, limit: int = 25) -> list[Bucket]:
-        found: list[Bucket] = []
-        for n in range(keys.LEASE_SHARDS):
-            rows, _ = self.db.query(
-                "pk = :pk AND sk <= :now",
-                vals={":pk": f"LEASE#{n}", ":now": f"{now_ms:013d}#~"},
-                limit=limit,
-                # A bucket written a moment ago and missed here is found on the next tick.
-                consistent=False,
-            )
-            found += [Bucket({"pk": r["pk"], "sk": r["sk"]}, r["space"], decode(r["jobs"])) for r in rows]
-        return found
+    @staticmethod
+    def partitions() -> list[str]:
+        return keys.lease_partitions()
 
-    def remove(self, bucket: Bucket) -> None:
-        self.db.delete(bucket.key)
+    def due(self, partition: str, now_ms: int, limit: int = PAGE) -> tuple[list[Bucket], bool]:
+        """The partition's due buckets, oldest first, at most `limit`; and whether more may be due."""
+        rows, more = self.db.query(
+            "pk = :pk AND sk <= :now",
+            vals={":pk": partition, ":now": f"{now_ms:013d}#~"},
+            limit=limit,
+            # A bucket written a moment ago and missed here is found on the next tick.
+            consistent=False,
+        )
+        found = [Bucket({"pk": r["pk"], "sk": r["sk"]}, r["space"], decode(r["jobs"])) for r in rows]
+        return found, more is not None
+
+    def remove(self, buckets: list[Bucket]) -> None:
+        self.db.batch_delete([b.key for b in buckets])

@@ -8,6 +8,7 @@ import pytest
 
 from shared.clock import ManualClock
 from shared.runtime import Runtime
+from shared.store import keys, leases
 from tests.support import Api, Background
 
 JOBS = "/v1/spaces/work/jobs"
@@ -124,7 +125,7 @@ def test_the_clock_drains_the_whole_lease_book_in_one_tick(
 ) -> None:
     """However many claims a minute brings, one tick sees every due lease (a page at a time)."""
     due = rt.sweeper.buckets.due
-    monkeypatch.setattr(rt.sweeper.buckets, "due", lambda now: due(now, limit=1))  # tiny pages
+    monkeypatch.setattr(rt.sweeper.buckets, "due", lambda p, now: due(p, now, limit=1))  # tiny pages
     api.post(JOBS, [{"name": "n", "maxAttempts": 1}] * 20)
     for _ in range(20):
         claim(api, leaseMs=1_000)
@@ -136,7 +137,7 @@ def test_a_bucket_seen_twice_expires_its_attempt_once(
     rt: Runtime, api: Api, bg: Background, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A repeated or overlapping tick (the bucket still there) changes nothing the second time."""
-    monkeypatch.setattr(rt.sweeper.buckets, "remove", lambda bucket: None)
+    monkeypatch.setattr(rt.sweeper.buckets, "remove", lambda buckets: None)
     job_id = api.post(JOBS, {"name": "n", "backoffMs": 60_000}).body["id"]
     claim(api, leaseMs=1_000)
     clock.advance(1_000)
@@ -171,3 +172,25 @@ def test_overlapping_ticks_count_each_expiry_once(
     assert first["expired"] + other[0]["expired"] == 10
     assert {j["status"] for j in api.get(JOBS).body["jobs"]} == {"PENDING"}
     assert {j["failures"] for j in api.get(JOBS).body["jobs"]} == {1}
+
+
+def test_the_clock_drains_every_partition_of_the_lease_book(
+    rt: Runtime, api: Api, bg: Background, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claims spread their buckets over LEASE_SHARDS partitions (so no one partition every
+    space shares is busy); a tick reads them all."""
+    record = rt.leases.record
+
+    def one_bucket_a_job_in_partition_after_partition(space: str, claims: list) -> None:
+        for n, one in enumerate(claims):
+            monkeypatch.setattr(leases.random, "randrange", lambda _shards, n=n: n)
+            record(space, [one])
+
+    monkeypatch.setattr(rt.leases, "record", one_bucket_a_job_in_partition_after_partition)
+    api.post(JOBS, [{"name": "n", "maxAttempts": 1}] * keys.LEASE_SHARDS)
+    api.post(f"{JOBS}:claim", {"count": keys.LEASE_SHARDS, "leaseMs": 1_000})
+    used = {pk for pk in keys.lease_partitions() if rt.db.query("pk = :pk", vals={":pk": pk})[0]}
+    assert len(used) == keys.LEASE_SHARDS >= 64
+    clock.advance(1_000)
+    assert bg.tick()["expired"] == keys.LEASE_SHARDS
+    assert not any(rt.db.query("pk = :pk", vals={":pk": pk})[0] for pk in keys.lease_partitions())
