@@ -128,6 +128,8 @@ class Queue:
             # Names first: a job whose name is not listed is never found by a claim without
             # names, nor by the clock's check for jobs nobody claims.
             self.spaces.register_names(space, {r.job.name for _, r in records}, now)
+            if any(r.job.callback is not None for _, r in records):
+                self.spaces.register_callbacks(space)  # before a job whose delivery the clock must find
             inserted = self.jobs.insert(
                 space,
                 [r for _, r in records],

@@ -201,7 +201,7 @@ class Sweeper:
         jobs still marked a grace after they finished. The clock records them, then tries."""
         now, deliveries = self.clock.now_ms(), self.dispatcher.deliveries
         due: dict[tuple[str, str], Due] = {}
-        for found in deliveries.due(now):
+        for found in deliveries.due(self.spaces.callback_spaces(), now):
             if not found.recorded:
                 report.callbacks["UNRECORDED"] = report.callbacks.get("UNRECORDED", 0) + 1
             if found.recorded or deliveries.start(found.space, found.job_id, now, clear_mark=True):

@@ -178,7 +178,9 @@ class UpdateBuilder:
         return " AND ".join(self.conditions)
 
 
-def transition_update(job_id: str, transition: Transition, *, callback: bool = False) -> UpdateBuilder:
+def transition_update(
+    space: str, job_id: str, transition: Transition, *, callback: bool = False
+) -> UpdateBuilder:
     """The conditional write for `transition`: its changes, guarded by its guard.
 
     For a transition that finishes the job, `callback` says whether the job has one (the
@@ -196,7 +198,7 @@ def transition_update(job_id: str, transition: Transition, *, callback: bool = F
         else:
             update.set(_ATTRIBUTE[field], value)
     if due is not None and callback:
-        update.set("gpk", keys.callback_partition(job_id))
+        update.set("gpk", keys.callback_partition(space, job_id))
         update.set("gsk", keys.ready_sort(due, job_id))
     elif transition.ready_index == "enter":
         assert transition.place is not None, f"{transition.name} enters the ready index without a place"

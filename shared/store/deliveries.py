@@ -1,8 +1,10 @@
 """Callback delivery items: one per finished job that has a callback.
 
 The job item never changes once the job has finished (but for the mark below), so
-what happens to its callback is kept beside it. While a delivery is pending it sits in the `ready` index under
-`CALLBACK#{n}`, sorted by when it is next due, which is how the clock finds it. A job
+what happens to its callback is kept beside it. While a delivery is pending it sits in the
+`ready` index under `CALLBACK#{space}#{n}` (n of 64: one busy space is never one hot
+partition, and no space's callbacks load another's), sorted by when it is next due,
+which is how the clock finds it. A job
 that finishes with a callback is put there too, by the write that finishes it, a grace
 later: should the stream never record its delivery, the clock does.
 """
@@ -10,6 +12,7 @@ later: should the stream never record its delivery, the clock does.
 from __future__ import annotations
 
 import contextlib
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 from shared import limits
@@ -31,6 +34,8 @@ class Found(NamedTuple):
 REMOVED = "REMOVED"
 """A tombstone's state: the job was removed by retention."""
 TOMBSTONE_MS = 2 * limits.DAY_MS
+READ_THREADS = 16
+"""Callback partitions the clock reads at once."""
 
 
 class DeliveryStore:
@@ -51,7 +56,7 @@ class DeliveryStore:
             "attempts": 0,
             "firstAtMs": now_ms,
             "nextAtMs": now_ms,
-            "gpk": keys.callback_partition(job_id),
+            "gpk": keys.callback_partition(space, job_id),
             "gsk": keys.ready_sort(now_ms, job_id),
         }
         pending = True
@@ -69,30 +74,41 @@ class DeliveryStore:
         update = UpdateBuilder()
         update.set("gpk", None)
         update.set("gsk", None)
-        update.require("gpk", "=", keys.callback_partition(job_id))
+        update.conditions.append("begins_with(#gpk, :callbacks)")
+        update.names["#gpk"] = "gpk"
+        update.vals[":callbacks"] = keys.CALLBACK_PREFIX
         with contextlib.suppress(ConditionFailed):
             self.db.apply(keys.job(space, job_id), update)
 
     def get(self, space: str, job_id: str) -> Item | None:
         return self.db.get(keys.delivery(space, job_id))
 
-    def due(self, now_ms: int, limit: int = 50) -> list[Found]:
-        """Pending deliveries due by now, and finished jobs whose delivery the stream has
-        not recorded within the grace it is given (`recorded` False)."""
-        found: list[Found] = []
-        for partition in keys.callback_partitions():
+    def due(self, spaces: list[str], now_ms: int, limit: int = 50) -> list[Found]:
+        """Pending deliveries of these spaces due by now, and finished jobs whose delivery
+        the stream has not recorded within the grace it is given (`recorded` False); with
+        those still in the partitions every space once shared. Partitions are read side
+        by side, at most `limit` from each."""
+        partitions = [p for space in spaces for p in keys.callback_partitions(space)]
+        partitions += keys.SHARED_CALLBACK_PARTITIONS
+
+        def read(partition: str) -> list[Item]:
             rows, _ = self.db.query(
                 "gpk = :p AND gsk <= :hi",
                 vals={":p": partition, ":hi": keys.ready_upper_bound(now_ms)},
                 index=READY_INDEX,
                 limit=limit,
             )
-            for row in rows:
-                if row["pk"].startswith("J#"):  # a finished job's mark
-                    found.append(Found(row["pk"].split("#")[1], row["sk"], recorded=False))
-                else:
-                    space, job_id = row["pk"].removeprefix("C#").rsplit("#", 1)
-                    found.append(Found(space, job_id, recorded=True))
+            return rows
+
+        with ThreadPoolExecutor(READ_THREADS, thread_name_prefix="emit-callback-reads") as pool:
+            pages = list(pool.map(read, partitions))
+        found: list[Found] = []
+        for row in (row for page in pages for row in page):
+            if row["pk"].startswith("J#"):  # a finished job's mark
+                found.append(Found(row["pk"].split("#")[1], row["sk"], recorded=False))
+            else:
+                space, job_id = row["pk"].removeprefix("C#").rsplit("#", 1)
+                found.append(Found(space, job_id, recorded=True))
         return found
 
     def take(self, space: str, job_id: str, now_ms: int, hold_ms: int) -> Item | None:

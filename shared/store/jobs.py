@@ -478,7 +478,7 @@ class JobStore:
         extra: Callable[[UpdateBuilder], None] | None,
         stored: dict[str, Any] | None,
     ) -> Item:
-        update = transition_update(job_id, transition, callback=callback)
+        update = transition_update(space, job_id, transition, callback=callback)
         for attribute, value in (stored or {}).items():
             update.set(attribute, value)
         if extra is not None:

@@ -14,6 +14,7 @@ class SpaceStore:
         # Names this process already registered: a claim without `names` looks them up,
         # and a warm function should not rewrite them on every create.
         self._known_names: set[tuple[str, str]] = set()
+        self._known_callbacks: set[str] = set()
 
     def settings(self, space: str) -> Item | None:
         return self.db.get(keys.settings(space))
@@ -120,10 +121,23 @@ class SpaceStore:
         self.db.put(keys.space_entry(space))
 
     def all_spaces(self) -> list[str]:
+        return self._listed(keys.SPACES)
+
+    def register_callbacks(self, space: str) -> None:
+        """List the space among those whose callback partitions the clock reads: before
+        its first job with a callback is written (once a process), never taken back."""
+        if space not in self._known_callbacks:
+            self.db.put(keys.callback_space(space))
+            self._known_callbacks.add(space)
+
+    def callback_spaces(self) -> list[str]:
+        return self._listed(keys.CALLBACK_SPACES)
+
+    def _listed(self, pk: str) -> list[str]:
         found: list[str] = []
         start = None
         while True:
-            rows, start = self.db.query("pk = :pk", vals={":pk": keys.SPACES}, start=start, consistent=True)
+            rows, start = self.db.query("pk = :pk", vals={":pk": pk}, start=start, consistent=True)
             found.extend(r["sk"] for r in rows)
             if start is None:
                 return found

@@ -321,7 +321,7 @@ def delivery_write(call: str, params: dict[str, Any]) -> bool:
 
 
 def mark_clearing(call: str, params: dict[str, Any]) -> bool:
-    return call == "update_item" and "#gpk = " in params.get("ConditionExpression", "")
+    return call == "update_item" and "begins_with(#gpk" in params.get("ConditionExpression", "")
 
 
 @pytest.mark.parametrize("fault", [delivery_write, mark_clearing])
@@ -376,3 +376,45 @@ def test_a_delivery_the_stream_recorded_is_not_made_again_by_the_clock(
         clock.advance(CALLBACK_GRACE_MS)
         bg.tick()
     assert len(receiver.calls) == 1
+
+
+def test_each_space_files_its_pending_deliveries_in_partitions_of_its_own(
+    rt: Runtime, api: Api, bg: Background, clock: ManualClock, receiver: Receiver
+) -> None:
+    """No partition every space shares: a space's deliveries spread over its own 64
+    callback partitions, and the clock retries those of every space that has callbacks."""
+    receiver.answers = [500] * 21 + [204] * 21
+    ids = [finish(api, {"complete": {}}) for _ in range(20)]
+    other = api.post("/v1/spaces/other/jobs", {"name": "n", "callback": {"url": HOOK}}).body["id"]
+    [held] = api.post("/v1/spaces/other/jobs:claim", {"count": 1}).body["jobs"]
+    api.post("/v1/spaces/other/jobs:report", {"id": other, "attempt": held["attempt"], "complete": {}})
+    bg.stream()
+    assert len(receiver.calls) == 21
+    pending = [rt.db.get(keys.delivery("hooks", job_id)) for job_id in ids]
+    partitions = {str(d["gpk"]) for d in pending if d is not None}
+    assert all(p.startswith("CALLBACK#hooks#") for p in partitions) and len(partitions) > 4
+    assert str(rt.db.get(keys.delivery("other", other))["gpk"]).startswith("CALLBACK#other#")
+    assert sorted(rt.space_store.callback_spaces()) == ["hooks", "other"]
+    clock.advance(5_000)
+    bg.tick()
+    assert len(receiver.calls) == 42
+    assert {delivery(api, job_id)["state"] for job_id in ids} == {"DELIVERED"}
+
+
+def test_a_space_without_callbacks_costs_the_clock_no_callback_reads(api: Api, rt: Runtime) -> None:
+    api.post("/v1/spaces/plain/jobs", {"name": "n"})
+    assert "plain" not in rt.space_store.callback_spaces()
+
+
+def test_a_delivery_filed_in_the_partitions_every_space_once_shared_is_still_retried(
+    rt: Runtime, api: Api, bg: Background, clock: ManualClock, receiver: Receiver
+) -> None:
+    """Deliveries pending when the partitions per space came stay where they were filed
+    (`CALLBACK#0..3`): the clock reads those too, and clears a mark left there."""
+    receiver.answers = [500, 204]
+    job_id = finish(api, {"complete": {}})
+    bg.stream()
+    rt.db.update(keys.delivery("hooks", job_id), "SET gpk = :old", vals={":old": "CALLBACK#2"})
+    clock.advance(5_000)
+    bg.tick()
+    assert len(receiver.calls) == 2 and delivery(api, job_id)["state"] == "DELIVERED"
