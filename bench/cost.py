@@ -3,9 +3,13 @@
 Creates 1,000 jobs with 1 KB JSON payloads in batches of 100, claims them 100 at a
 time, and completes them in reports of 100, through the same domain code the Lambda
 handlers call, on an in-memory DynamoDB; then lets the leases' ends pass and runs the
-clock's lease check, which every claim costs later. Every request is costed by `bench.capacity`
-from the sizes of the items it writes and reads, under DynamoDB's published rules
-(moto's own ConsumedCapacity figures are not DynamoDB's).
+clock's lease check, which every claim costs later; hands every stream record to the
+stream handler; and lets retention remove the jobs, the stream cleaning up after each.
+Every request reads its token as a function just started would (a warm one reads it
+once every few seconds: `shared.auth.CACHE_MS`), so the figures are an upper bound.
+Index (`ready`) writes are counted with the writes that cause them. Every request is
+costed by `bench.capacity` from the sizes of the items it writes and reads, under
+DynamoDB's published rules (moto's own ConsumedCapacity figures are not DynamoDB's).
 
 The last line is `per job: <W> write units, <R> read units, <C> calls`.
 """
@@ -17,24 +21,31 @@ import base64
 import json
 import os
 import random
+import threading
 from typing import Any
 
 import boto3
 from moto import mock_aws
 
+from bench import drain
 from bench.capacity import CapacityMeter, Usage
-from bench.partitions import PartitionLoad, describe_load
+from bench.partitions import PartitionLoad, describe_load, describe_token_load
+from devserver.background import StreamReader, expire_ttl
 from devserver.wiring import (
     BUCKET,
     REGION,
     TABLE,
+    Serialized,
     ensure_table,
     local_environment,
     one_backup_per_transaction,
 )
+from shared import limits
+from shared.auth import Tokens
 from shared.clock import ManualClock
 from shared.runtime import Runtime
 from shared.schema import NewJob, NewToken
+from shared.store import keys
 from shared.sweeper import TickReport
 
 SPACE = "bench"
@@ -91,7 +102,10 @@ def run(
         s3 = boto3.client("s3", region_name=REGION)
         s3.create_bucket(Bucket=BUCKET)
         clock = ManualClock()
-        rt = Runtime(clock=clock, dynamodb=client, s3=s3, table=TABLE, bucket=BUCKET)
+        # One call at a time: moto's table is not safe for the clock's threads (DynamoDB is).
+        ddb = Serialized(client, threading.Lock())
+        rt = Runtime(clock=clock, dynamodb=ddb, s3=s3, table=TABLE, bucket=BUCKET)
+        stream = StreamReader(rt, client=boto3.client("dynamodbstreams", region_name=REGION))
         rng = random.Random(7)
         token = rt.tokens.mint(NewToken(scopes=["admin"]))["token"]
         meter = CapacityMeter(client)
@@ -101,8 +115,12 @@ def run(
         phases: dict[str, Usage] = {}
 
         def request() -> None:
-            if load:
-                rt.tokens.authenticate(f"Bearer {token}")
+            # The units: a function just started, which reads the token (the worst case).
+            # The partition keys: warm functions read `T` once every few seconds, whatever
+            # the number of jobs, so its load follows from the rate, not from a count per
+            # job: `describe_token_load` gives it.
+            if not load:
+                Tokens(rt.tokens.store, clock).authenticate(f"Bearer {token}")
 
         meter.reset()
         for _ in range(jobs // batch):
@@ -140,8 +158,27 @@ def run(
         if report.expired:
             raise RuntimeError(f"{report.expired} completed jobs were expired")
         phases["lease check"] = meter.usage
+
+        meter.reset()
+        apply_stream(rt, stream)
+        phases["stream"] = meter.usage
+
+        meter.detach()  # TTL's own deletes are free, and not the service's work
+        clock.advance(limits.DEFAULT_COMPLETED_RETENTION_MS)
+        if expire_ttl(rt) < jobs:
+            raise RuntimeError("retention removed fewer jobs than were made")
+        meter.attach()
+        meter.reset()
+        apply_stream(rt, stream)
+        phases["retention"] = meter.usage
         meter.detach()
         return phases, partitions
+
+
+def apply_stream(rt: Runtime, stream: StreamReader) -> None:
+    """Every new stream record, through the stream handler's processor, as Lambda hands them."""
+    due = [found for record in stream.read() if (found := rt.stream.record(record)) is not None]
+    rt.stream.deliver(due)
 
 
 def total(phases: dict[str, Usage]) -> Usage:
@@ -172,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--jobs", type=int, default=1_000)
     parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument("--drain-buckets", type=int, default=1_600, help="leases in the lease-check drain")
     args = parser.parse_args(argv)
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 
@@ -193,19 +231,24 @@ def main(argv: list[str] | None = None) -> int:
 
     print(
         "Partition keys (DynamoDB: 1,000 write units and 3,000 read units a second per key, "
-        "table and index alike), one space, one busy name, no limits, each request reading its token:"
+        "table and index alike), one space, one busy name, no limits:"
     )
     print(
-        "  not in these workloads: callbacks (pending deliveries of every space share the ready"
-        " index's CALLBACK#0..3), idempotency keys (K#{space}#{key}, one key each) and name"
-        " policies (S#{space} name#..., written by an admin)"
+        "  not in these workloads: callbacks (each space's pending deliveries have 64 partitions"
+        " of their own in the ready index, CALLBACK#{space}#n), idempotency keys (K#{space}#{key},"
+        " one key each) and name policies (S#{space} name#..., written by an admin)"
     )
     for most_created, most_handed in HOT_KEY_WORKLOADS:
         batch, hand_out = min(most_created, args.jobs), min(most_handed, args.jobs)
         workload = f"{batch} jobs a create, {hand_out} a claim and a report"
         _, load = run(jobs=args.jobs, batch=batch, payload=order_payload, hand_out=hand_out, load=True)
         assert load is not None
-        print("\n".join(describe_load(workload, load, args.jobs, {SPACE})))
+        spread = {"LEASE#n": keys.LEASE_SHARDS}
+        print("\n".join(describe_load(workload, load, args.jobs, {SPACE}, spread)))
+        print(describe_token_load(requests_per_job=1 / batch + 2 / hand_out))
+    for per_claim in (1, 10):
+        measured = drain.measure(buckets=args.drain_buckets // per_claim, per_bucket=per_claim)
+        print(drain.describe(measured, f"{per_claim} job{'s' if per_claim > 1 else ''} a claim"))
     print(f"per job: {per_w:.2f} write units, {per_r:.2f} read units, {per_c:.2f} calls")
     return 0
 

@@ -189,9 +189,15 @@ def shared_by_every_space(key: PartitionKey, spaces: set[str]) -> bool:
     return not any(space in re.split(r"[#:]", key.value) for space in spaces)
 
 
-def describe_load(workload: str, load: PartitionLoad, jobs: int, spaces: set[str]) -> list[str]:
+def describe_load(
+    workload: str, load: PartitionLoad, jobs: int, spaces: set[str], spread: Mapping[str, int] | None = None
+) -> list[str]:
     """The busiest key's ceiling, then each family of keys every space shares (`LEASE#n`)
-    with its share of the units and the ceiling of its busiest member."""
+    with its share of the units and the ceiling of its busiest member.
+
+    `spread` names families whose members are picked at random for each write (`LEASE#n`:
+    64): a short run puts a few writes on one member by chance, but at thousands a second
+    each member takes its even share, which is what is shown for them."""
     ceilings = load.ceilings(jobs)
     lines = [f"{workload}: busiest key {ceilings[0].key}: {_line(ceilings[0])}"]
     families: dict[PartitionKey, list[Ceiling]] = {}
@@ -201,17 +207,21 @@ def describe_load(workload: str, load: PartitionLoad, jobs: int, spaces: set[str
             families.setdefault(family, []).append(c)
     for family, members in families.items():
         top = members[0]
-        w = sum(load.writes.get(m.key, 0.0) for m in members) / (sum(load.writes.values()) or 1)
-        r = sum(load.reads.get(m.key, 0.0) for m in members) / (sum(load.reads.values()) or 1)
-        at = (
-            10_000
-            * max(load.writes.get(top.key, 0.0) / WRITE_LIMIT, load.reads.get(top.key, 0.0) / READ_LIMIT)
-            / jobs
-        )
+        family_w = sum(load.writes.get(m.key, 0.0) for m in members)
+        family_r = sum(load.reads.get(m.key, 0.0) for m in members)
+        w = family_w / (sum(load.writes.values()) or 1)
+        r = family_r / (sum(load.reads.values()) or 1)
+        keys = (spread or {}).get(family.value)
+        if keys:
+            top_w, top_r, busiest = family_w / keys, family_r / keys, f"each of {keys} (picked at random)"
+        else:
+            top_w, top_r, busiest = load.writes.get(top.key, 0.0), load.reads.get(top.key, 0.0), top.key.value
+        load_at = max(top_w / WRITE_LIMIT, top_r / READ_LIMIT) / jobs
+        ceiling = 1 / load_at if load_at else float("inf")
         lines.append(
             f"  shared by every space: {family}, {len(members)} key(s): {w:.1%} of writes, {r:.1%} of reads;"
-            f" busiest {top.key.value} at {at:.0%} of its limit at 10,000 jobs/s,"
-            f" ceiling: {top.jobs_per_second:,.0f} jobs/s"
+            f" busiest {busiest} at {10_000 * load_at:.0%} of its limit at 10,000 jobs/s,"
+            f" ceiling: {ceiling:,.0f} jobs/s"
         )
     return lines
 
@@ -219,3 +229,29 @@ def describe_load(workload: str, load: PartitionLoad, jobs: int, spaces: set[str
 def _line(c: Ceiling) -> str:
     shares = f"{c.write_share:.1%} of writes, {c.read_share:.1%} of reads"
     return f"{shares}; ceiling: {c.jobs_per_second:,.0f} jobs/s"
+
+
+REQUEST_MS = 50
+"""ESTIMATE: how long a function takes over one request under load (a claim that finds
+work answers at once), which sets how many functions are warm at a rate."""
+TOKEN_READ_UNITS = 0.5
+"""A token item is small and read eventually consistently (`shared.auth.Tokens`)."""
+
+
+def describe_token_load(*, requests_per_job: float, jobs_per_second: int = 10_000) -> str:
+    """The token item `T`, which every space shares: each warm function reads a token once
+    every `CACHE_MS`, so its load follows from how many functions are warm, not from the
+    jobs; here every function serves one token of its own (several workers sharing a token
+    cost less)."""
+    from shared.auth import CACHE_MS
+
+    requests = jobs_per_second * requests_per_job
+    functions = requests * REQUEST_MS / 1_000
+    units = functions * TOKEN_READ_UNITS * 1_000 / CACHE_MS
+    ceiling = jobs_per_second * READ_LIMIT / units if units else float("inf")
+    return (
+        f"  shared by every space: T (table), 1 key(s): each warm function reads its token once every"
+        f" {CACHE_MS / 1_000:g} s; at {jobs_per_second:,} jobs/s, {requests:,.0f} requests/s keep about"
+        f" {functions:,.0f} functions warm at {REQUEST_MS} ms a request: {units:,.0f} read units/s,"
+        f" {units / READ_LIMIT:.0%} of its limit, ceiling: {ceiling:,.0f} jobs/s"
+    )

@@ -24,7 +24,7 @@ from shared.store.leases import Bucket, DueBuckets, LeaseBook
 from shared.store.spaces import SpaceStore
 
 
-DRAIN_THREADS = 16
+DRAIN_THREADS = 32
 """Lease book partitions drained at once: each waits on DynamoDB most of its time."""
 
 
@@ -79,12 +79,13 @@ class Sweeper:
 
     # -- leases ---------------------------------------------------------------
 
-    def expire_leases(self, report: TickReport, *, rounds: int = 40) -> None:
+    def expire_leases(self, report: TickReport, *, rounds: int = 400) -> None:
         """Every claim whose lease has ended: the attempt fails, unless a report came first.
 
         The lease book's partitions are drained side by side (`DRAIN_THREADS` at once),
         each a page of due buckets at a time until none is left (at most `rounds` pages a
-        partition a tick), so a busy hour's claims never leave the clock behind."""
+        partition a tick: 2.5 million buckets), so a busy hour's claims never leave the
+        clock behind (`make bench` shows the rate)."""
         now = self.clock.now_ms()
         partitions = self.buckets.partitions()
         with ThreadPoolExecutor(min(DRAIN_THREADS, len(partitions)), thread_name_prefix="emit-leases") as pool:

@@ -70,8 +70,9 @@ class DueBuckets:
     """Reading and removing buckets whose earliest lease has ended, one partition at a time
     (the clock drains the partitions side by side)."""
 
-    PAGE = 25
-    """Buckets a read answers at most: one batch delete removes them."""
+    PAGE = 100
+    """Buckets a read answers at most: their jobs are read in one call when each bucket
+    holds one (a batch read takes 100 keys), and removed in four (a batch write takes 25)."""
 
     def __init__(self, db: Dynamo) -> None:
         self.db = db

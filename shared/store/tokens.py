@@ -15,8 +15,8 @@ class TokenStore:
     def put(self, token_id: str, record: dict[str, Any]) -> None:
         self.db.put(keys.token(token_id) | record, condition="attribute_not_exists(pk)")
 
-    def get(self, token_id: str) -> Item | None:
-        return self.db.get(keys.token(token_id))
+    def get(self, token_id: str, *, consistent: bool = True) -> Item | None:
+        return self.db.get(keys.token(token_id), consistent=consistent)
 
     def all(self) -> list[Item]:
         found: list[Item] = []

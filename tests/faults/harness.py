@@ -67,6 +67,7 @@ WRITES = frozenset(
 )
 
 ALLOWED_TO_STAY = {
+    "CALLBACKS": "the spaces whose callback partitions the clock reads: a space outlives its jobs",
     "T": "tokens: an admin revokes them",
     "SPACES": "the list of spaces the clock walks: a space outlives its jobs",
     "S#": "a space's settings, job names and in-flight count: a space outlives its jobs",

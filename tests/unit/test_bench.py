@@ -10,7 +10,7 @@ from bench import cost
 
 
 def test_bench_prints_units_per_job(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cost.main(["--jobs", "20", "--batch", "10"]) == 0
+    assert cost.main(["--jobs", "20", "--batch", "10", "--drain-buckets", "40"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     last = out[-1]
     found = re.fullmatch(r"per job: ([\d.]+) write units, ([\d.]+) read units, ([\d.]+) calls", last)
@@ -33,3 +33,6 @@ def test_bench_prints_units_per_job(capsys: pytest.CaptureFixture[str]) -> None:
     shared = [line for line in out if "shared by every space: " in line]
     assert any("T (table)" in line and ceiling.search(line) for line in shared), shared
     assert any("LEASE#n (table)" in line for line in shared), shared
+    # The clock's lease check: how fast one tick drains the lease book, against 10,000 jobs/s.
+    drains = [line for line in out if line.startswith("lease check drain")]
+    assert len(drains) == 2 and all(re.search(r"[\d,]+ leases/s", line) for line in drains), drains
