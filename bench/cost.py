@@ -151,28 +151,42 @@ def run(
                 raise RuntimeError(f"a report was refused: {outcomes}")
         phases["complete"] = meter.usage
 
-        meter.reset()
-        clock.advance(24 * 3_600_000)
-        report = TickReport()
-        rt.sweeper.expire_leases(report)
-        if report.expired:
-            raise RuntimeError(f"{report.expired} completed jobs were expired")
-        phases["lease check"] = meter.usage
-
-        meter.reset()
-        apply_stream(rt, stream)
-        phases["stream"] = meter.usage
-
-        meter.detach()  # TTL's own deletes are free, and not the service's work
-        clock.advance(limits.DEFAULT_COMPLETED_RETENTION_MS)
-        if expire_ttl(rt) < jobs:
-            raise RuntimeError("retention removed fewer jobs than were made")
-        meter.attach()
-        meter.reset()
-        apply_stream(rt, stream)
-        phases["retention"] = meter.usage
-        meter.detach()
+        later(rt, clock, meter, stream, jobs=jobs, phases=phases)
         return phases, partitions
+
+
+def later(
+    rt: Runtime,
+    clock: ManualClock,
+    meter: CapacityMeter,
+    stream: StreamReader,
+    *,
+    jobs: int,
+    phases: dict[str, Usage],
+) -> None:
+    """What the jobs cost after their last request: the clock's lease check, the stream
+    handler, and retention (the stream cleaning up after each removed job)."""
+    meter.reset()
+    clock.advance(24 * 3_600_000)
+    report = TickReport()
+    rt.sweeper.expire_leases(report)
+    if report.expired:
+        raise RuntimeError(f"{report.expired} completed jobs were expired")
+    phases["lease check"] = meter.usage
+
+    meter.reset()
+    apply_stream(rt, stream)
+    phases["stream"] = meter.usage
+
+    meter.detach()  # TTL's own deletes are free, and not the service's work
+    clock.advance(limits.DEFAULT_COMPLETED_RETENTION_MS)
+    if expire_ttl(rt) < jobs:
+        raise RuntimeError("retention removed fewer jobs than were made")
+    meter.attach()
+    meter.reset()
+    apply_stream(rt, stream)
+    phases["retention"] = meter.usage
+    meter.detach()
 
 
 def apply_stream(rt: Runtime, stream: StreamReader) -> None:

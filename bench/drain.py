@@ -65,7 +65,9 @@ def measure(*, buckets: int, per_bucket: int = 1, partitions: int = 4) -> Drain:
         s3.create_bucket(Bucket=BUCKET)
         clock = ManualClock()
         # One call at a time: moto's table is not safe for the drain's threads (DynamoDB is).
-        rt = Runtime(clock=clock, dynamodb=Serialized(client, threading.Lock()), s3=s3, table=TABLE, bucket=BUCKET)
+        rt = Runtime(
+            clock=clock, dynamodb=Serialized(client, threading.Lock()), s3=s3, table=TABLE, bucket=BUCKET
+        )
         rng, ids = random.Random(3), IdGenerator()
         now = clock.now_ms()
         items = []

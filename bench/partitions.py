@@ -32,6 +32,7 @@ from bench.capacity import (
     read_units,
     write_units,
 )
+from shared.auth import CACHE_MS
 
 WRITE_LIMIT = 1_000
 """Write units a second one partition key takes, table or index."""
@@ -243,8 +244,6 @@ def describe_token_load(*, requests_per_job: float, jobs_per_second: int = 10_00
     every `CACHE_MS`, so its load follows from how many functions are warm, not from the
     jobs; here every function serves one token of its own (several workers sharing a token
     cost less)."""
-    from shared.auth import CACHE_MS
-
     requests = jobs_per_second * requests_per_job
     functions = requests * REQUEST_MS / 1_000
     units = functions * TOKEN_READ_UNITS * 1_000 / CACHE_MS

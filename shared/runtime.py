@@ -122,7 +122,7 @@ class Runtime:
             queue_config=QueueConfig(
                 max_wait_ms=int(env.get("EMIT_MAX_WAIT_MS", "25000")),
                 poll_ms=int(env.get("EMIT_POLL_MS", "250")),
-                poll_max_ms=int(env.get("EMIT_POLL_MAX_MS", "2000")),
+                poll_max_ms=int(env.get("EMIT_POLL_MAX_MS", "1000")),
                 # 6 MB less JSON overhead: the answer must fit a Lambda response.
                 claim_payload_bytes=int(env.get("EMIT_CLAIM_PAYLOAD_BYTES", str(5 * 1024 * 1024))),
             ),

@@ -23,7 +23,6 @@ from shared.store.jobs import JobStore
 from shared.store.leases import Bucket, DueBuckets, LeaseBook
 from shared.store.spaces import SpaceStore
 
-
 DRAIN_THREADS = 32
 """Lease book partitions drained at once: each waits on DynamoDB most of its time."""
 
@@ -88,7 +87,9 @@ class Sweeper:
         clock behind (`make bench` shows the rate)."""
         now = self.clock.now_ms()
         partitions = self.buckets.partitions()
-        with ThreadPoolExecutor(min(DRAIN_THREADS, len(partitions)), thread_name_prefix="emit-leases") as pool:
+        with ThreadPoolExecutor(
+            min(DRAIN_THREADS, len(partitions)), thread_name_prefix="emit-leases"
+        ) as pool:
             drained = list(pool.map(lambda partition: self._drain(partition, now, rounds), partitions))
         for part in drained:
             report.expired += part.expired

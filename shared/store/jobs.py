@@ -254,7 +254,10 @@ class JobStore:
         jobs cost no query here."""
         had = [
             pk
-            for pk, count in ((keys.lines(space, job_id), "lineCount"), (keys.events(space, job_id), "eventCount"))
+            for pk, count in (
+                (keys.lines(space, job_id), "lineCount"),
+                (keys.events(space, job_id), "eventCount"),
+            )
             if int(item.get(count) or 0) > 0
         ]
         for pk in had:

@@ -171,7 +171,17 @@ def test_removing_a_job_looks_only_for_what_it_had(
     assert len(removes) == 2
 
     calls: list[tuple[str, str]] = []
-    for method in ("get", "put", "update", "apply", "delete", "query", "batch_put", "batch_delete", "batch_get"):
+    for method in (
+        "get",
+        "put",
+        "update",
+        "apply",
+        "delete",
+        "query",
+        "batch_put",
+        "batch_delete",
+        "batch_get",
+    ):
         real = getattr(rt.db, method)
 
         def spy(*args: Any, _name: str = method, _real: Any = real, **kw: Any) -> Any:
