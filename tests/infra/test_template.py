@@ -121,6 +121,7 @@ def test_the_environment_is_what_the_runtime_reads() -> None:
         }
     )
     assert (built.queue_config.max_wait_ms, built.queue_config.poll_ms) == (25_000, 250)
+    assert built.queue_config.poll_max_ms <= 1_000, "a waiting worker learns of new work within 1 s"
     assert built.settings_cache_ms == 2_000
 
 
