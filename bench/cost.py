@@ -190,9 +190,11 @@ def later(
 
 
 def apply_stream(rt: Runtime, stream: StreamReader) -> None:
-    """Every new stream record, through the stream handler's processor, as Lambda hands them."""
-    due = [found for record in stream.read() if (found := rt.stream.record(record)) is not None]
-    rt.stream.deliver(due)
+    """Every new stream record, through the stream handler's processor, as Lambda hands
+    them (a read answers at most 1,000 records a shard: read until none is left)."""
+    while records := stream.read():
+        due = [found for record in records if (found := rt.stream.record(record)) is not None]
+        rt.stream.deliver(due)
 
 
 def total(phases: dict[str, Usage]) -> Usage:
