@@ -25,11 +25,12 @@ import threading
 from typing import Any
 
 import boto3
+import httpx
 from moto import mock_aws
 
 from bench import drain
 from bench.capacity import CapacityMeter, Usage
-from bench.partitions import PartitionLoad, describe_load, describe_token_load
+from bench.partitions import PartitionLoad, describe_family, describe_load, describe_token_load
 from devserver.background import StreamReader, expire_ttl
 from devserver.wiring import (
     BUCKET,
@@ -51,6 +52,7 @@ from shared.sweeper import TickReport
 SPACE = "bench"
 TARGET_WRITE_UNITS = 6
 TARGET_READ_UNITS = 1
+HOOK = {"url": "https://hooks.example.com/emit"}
 HOT_KEY_WORKLOADS = ((100, 10), (1, 1))
 """(jobs a create, jobs a claim and a report) of the workloads whose partition keys are shown."""
 
@@ -88,11 +90,18 @@ def random_payload(rng: random.Random, size: int = 1_000) -> dict[str, Any]:
 
 
 def run(
-    *, jobs: int, batch: int, payload: Any, hand_out: int | None = None, load: bool = False
+    *,
+    jobs: int,
+    batch: int,
+    payload: Any,
+    hand_out: int | None = None,
+    load: bool = False,
+    callback: bool = False,
 ) -> tuple[dict[str, Usage], PartitionLoad | None]:
     """Create `jobs` jobs `batch` a request, claim and complete them `hand_out` a request
     (default `batch`), then run the lease check. With `load`, every request first reads
-    its token, as a handler does, and the units are also counted per partition key."""
+    its token, as a handler does, and the units are also counted per partition key. With
+    `callback`, every job has one, which its receiver takes at the first try."""
     hand_out = hand_out or batch
     local_environment()
     one_backup_per_transaction()  # moto's own cost, not DynamoDB's: see devserver.wiring
@@ -104,7 +113,15 @@ def run(
         clock = ManualClock()
         # One call at a time: moto's table is not safe for the clock's threads (DynamoDB is).
         ddb = Serialized(client, threading.Lock())
-        rt = Runtime(clock=clock, dynamodb=ddb, s3=s3, table=TABLE, bucket=BUCKET)
+        rt = Runtime(
+            clock=clock,
+            dynamodb=ddb,
+            s3=s3,
+            table=TABLE,
+            bucket=BUCKET,
+            allow_private_callbacks=True,  # no name lookup for the receiver below
+            callback_transport=httpx.MockTransport(lambda request: httpx.Response(204)),
+        )
         stream = StreamReader(rt, client=boto3.client("dynamodbstreams", region_name=REGION))
         rng = random.Random(7)
         token = rt.tokens.mint(NewToken(scopes=["admin"]))["token"]
@@ -124,7 +141,13 @@ def run(
 
         meter.reset()
         for _ in range(jobs // batch):
-            new = [NewJob(name="charge-invoice", payload=payload(rng)) for _ in range(batch)]
+            new = [
+                NewJob.model_validate(
+                    {"name": "charge-invoice", "payload": payload(rng)}
+                    | ({"callback": HOOK} if callback else {})
+                )
+                for _ in range(batch)
+            ]
             request()
             rt.queue.create(SPACE, new, batch=batch > 1)
         phases["create"] = meter.usage
@@ -250,9 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         "table and index alike), one space, one busy name, no limits:"
     )
     print(
-        "  not in these workloads: callbacks (each space's pending deliveries have 64 partitions"
-        " of their own in the ready index, CALLBACK#{space}#n), idempotency keys (K#{space}#{key},"
-        " one key each) and name policies (S#{space} name#..., written by an admin)"
+        "  not in these workloads: idempotency keys (K#{space}#{key}, one key each) and name"
+        " policies (S#{space} name#..., written by an admin); callbacks have a workload of their own"
     )
     for most_created, most_handed in HOT_KEY_WORKLOADS:
         batch, hand_out = min(most_created, args.jobs), min(most_handed, args.jobs)
@@ -262,6 +284,14 @@ def main(argv: list[str] | None = None) -> int:
         spread = {"LEASE#n": keys.LEASE_SHARDS}
         print("\n".join(describe_load(workload, load, args.jobs, {SPACE}, spread)))
         print(describe_token_load(requests_per_job=1 / batch + 2 / hand_out))
+    batch, hand_out = min(100, args.jobs), min(10, args.jobs)
+    workload = f"jobs with a callback, {batch} a create, {hand_out} a claim and a report"
+    _, load = run(
+        jobs=args.jobs, batch=batch, payload=order_payload, hand_out=hand_out, load=True, callback=True
+    )
+    assert load is not None
+    print("\n".join(describe_load(workload, load, args.jobs, {SPACE}, spread)))
+    print(describe_family(load, args.jobs, f"{keys.CALLBACK_PREFIX}{SPACE}#", keys.CALLBACK_SHARDS))
     for per_claim in (1, 10):
         measured = drain.measure(buckets=args.drain_buckets // per_claim, per_bucket=per_claim)
         print(drain.describe(measured, f"{per_claim} job{'s' if per_claim > 1 else ''} a claim"))
