@@ -11,17 +11,19 @@ Layout of the one table, every key a string (`pk`, `sk`):
 | idempotency key (kept a day past its job's finish) | `K#{space}#{key}` | `-` |
 | settings, in-flight count, names (with policies) | `S#{space}` | `settings`, `inflight`, `name#{name}` |
 | token | `T` | `{token id}` |
-| lease bucket (claims to check when leases end) | `LEASE#{n}` | `{expires:013d}#{ulid}` |
+| lease bucket (claims to check when leases end) | `LEASE#{n}` (n of 64, at random) | `{expires:013d}#{ulid}` |
 | callback delivery of a finished job | `C#{space}#{id}` | `-` |
 | the list of spaces (for the clock) | `SPACES` | `{space}` |
+| the spaces that have had a callback (for the clock) | `CALLBACKS` | `{space}` |
 
 One sparse index, `ready`, holds only pending jobs: `gpk` = `{space}#{name}#{n}` (n of 4,
 so one busy name is never one hot partition), set once for the job's life; `gsk` is its
 place in one of two lanes: due, `D#{order of hand-out:016d}#{id}` (claimable now, by
 priority with aging), or later, `L#{ready at:013d}#{id}` (not before then). A claim
 reads candidates there and decides with a conditional write on the job's own item.
-Pending callback deliveries use the same index under `CALLBACK#{n}`, sorted by when they
-are due, so the clock finds them without a scan. So does a job that finished with a
-callback (`gsk` a minute after it finished), until the stream has recorded its delivery:
-if the stream never does, the clock finds the job there and records it.
+Pending callback deliveries use the same index under `CALLBACK#{space}#{n}` (n =
+crc32(id) % 64), sorted by when they are due, so the clock finds them without a scan.
+So does a job that finished with a callback (`gsk` a minute after it finished), until
+the stream has recorded its delivery: if the stream never does, the clock finds the job
+there and records it.
 """
