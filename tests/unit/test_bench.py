@@ -27,6 +27,7 @@ def test_bench_prints_units_per_job(capsys: pytest.CaptureFixture[str]) -> None:
     assert [line.split(":")[0] for line in busiest] == [
         "20 jobs a create, 10 a claim and a report",
         "1 jobs a create, 1 a claim and a report",
+        "jobs with a callback, 20 a create, 10 a claim and a report",
     ]
     ceiling = re.compile(r"ceiling: [\d,]+ jobs/s")
     assert all(ceiling.search(line) for line in busiest), busiest
@@ -34,5 +35,7 @@ def test_bench_prints_units_per_job(capsys: pytest.CaptureFixture[str]) -> None:
     assert any("T (table)" in line and ceiling.search(line) for line in shared), shared
     assert any("LEASE#n (table)" in line for line in shared), shared
     # The clock's lease check: how fast one tick drains the lease book, against 10,000 jobs/s.
+    # Jobs with a callback load their space's own callback partitions, not one every space shares.
+    assert any(line.startswith("  the space's own CALLBACK#bench#n") and ceiling.search(line) for line in out)
     drains = [line for line in out if line.startswith("lease check drain")]
     assert len(drains) == 2 and all(re.search(r"[\d,]+ leases/s", line) for line in drains), drains
