@@ -102,7 +102,11 @@ class Runtime:
             unclaimed_every_ms=self.unclaimed_every_ms,
         )
         self.stream = StreamProcessor(
-            clock=self.clock, jobs=self.jobs, deliveries=self.deliveries, dispatcher=self.dispatcher
+            clock=self.clock,
+            jobs=self.jobs,
+            deliveries=self.deliveries,
+            dispatcher=self.dispatcher,
+            spaces=self.space_store,
         )
 
     @classmethod

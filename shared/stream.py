@@ -21,6 +21,7 @@ from shared.store import keys
 from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import Item, deserialize
 from shared.store.jobs import JobStore
+from shared.store.spaces import SpaceStore
 
 
 @dataclass(frozen=True)
@@ -79,12 +80,19 @@ def _binary(value: Mapping[str, Any]) -> Mapping[str, Any]:
 
 class StreamProcessor:
     def __init__(
-        self, *, clock: Clock, jobs: JobStore, deliveries: DeliveryStore, dispatcher: Dispatcher
+        self,
+        *,
+        clock: Clock,
+        jobs: JobStore,
+        deliveries: DeliveryStore,
+        dispatcher: Dispatcher,
+        spaces: SpaceStore,
     ) -> None:
         self.clock = clock
         self.jobs = jobs
         self.deliveries = deliveries
         self.dispatcher = dispatcher
+        self.spaces = spaces
 
     def record(self, record: Mapping[str, Any]) -> Due | None:
         """Apply one record; answers the delivery it made due, with the finished job's item."""
@@ -93,6 +101,9 @@ class StreamProcessor:
             return None
         if change.finished and change.new is not None and change.new.get("callback"):
             marked = str(change.new.get("gpk", "")).startswith(keys.CALLBACK_PREFIX)
+            # Listed at create; again here (once a function) for a job made before its
+            # space's callback partitions were listed, whose retries the clock must find.
+            self.spaces.register_callbacks(change.space)
             if not self.deliveries.start(change.space, change.job_id, self.clock.now_ms(), clear_mark=marked):
                 return None  # delivered, given up, or the job is gone: a late replay
             return change.space, change.job_id, change.new

@@ -418,3 +418,23 @@ def test_a_delivery_filed_in_the_partitions_every_space_once_shared_is_still_ret
     clock.advance(5_000)
     bg.tick()
     assert len(receiver.calls) == 2 and delivery(api, job_id)["state"] == "DELIVERED"
+
+
+def test_a_job_made_before_its_space_was_listed_for_callbacks_is_still_retried(
+    rt: Runtime,
+    api: Api,
+    bg: Background,
+    clock: ManualClock,
+    receiver: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A create lists its space among those whose callback partitions the clock reads; a
+    job made before that listing existed is listed by the stream when it finishes."""
+    receiver.answers = [500, 204]
+    job_id = finish(api, {"complete": {}})
+    rt.db.delete(keys.callback_space("hooks"))
+    monkeypatch.setattr(rt.space_store, "_known_callbacks", set())  # a function started since
+    bg.stream()
+    clock.advance(5_000)
+    bg.tick()
+    assert len(receiver.calls) == 2 and delivery(api, job_id)["state"] == "DELIVERED"
