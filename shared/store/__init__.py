@@ -11,7 +11,7 @@ Layout of the one table, every key a string (`pk`, `sk`):
 | idempotency key (kept a day past its job's finish) | `K#{space}#{key}` | `-` |
 | settings, in-flight count, names (with policies) | `S#{space}` | `settings`, `inflight`, `name#{name}` |
 | token | `T` | `{token id}` |
-| lease bucket (claims to check when leases end) | `LEASE#{n}` (n of 64, at random) | `{expires:013d}#{ulid}` |
+| lease bucket (claims to check when leases end) | `LEASE#{n}` (n of 64) | `{expires:013d}#{ulid}` |
 | callback delivery of a finished job | `C#{space}#{id}` | `-` |
 | the list of spaces (for the clock) | `SPACES` | `{space}` |
 | the spaces that have had a callback (for the clock) | `CALLBACKS` | `{space}` |
