@@ -39,8 +39,11 @@ def ready_sort(place: Place, job_id: str) -> str:
     return keys.later_sort(place.ready_at_ms, job_id)
 
 
-def job_item(job: Job, stored: dict[str, Any], place: Place) -> Item:
-    """The item for a new job, waiting at `place`; `stored` holds the packed payload attributes."""
+def job_item(job: Job, stored: dict[str, Any], place: Place, width: int = keys.READY_SHARDS) -> Item:
+    """The item for a new job, waiting at `place` in one of its name's `width` ready shards
+    (`shared.spread`); `stored` holds the packed payload attributes."""
+    shard = keys.ready_partition(job.space, job.name, job.id, width)
+    home = keys.ready_home(job.space, job.name, job.id)
     item: Item = keys.job(job.space, job.id) | {
         "name": job.name,
         "status": job.status.value,
@@ -59,12 +62,15 @@ def job_item(job: Job, stored: dict[str, Any], place: Place) -> Item:
         "readyAtMs": job.ready_at_ms,
         "lineCount": 0,
         "eventCount": 0,
-        # gpk stays for the job's life; gsk comes and goes, so only pending jobs are indexed.
-        "gpk": keys.ready_partition(job.space, job.name, job.id),
+        # gsk comes and goes, so only pending jobs are indexed. A job written past its rest
+        # shard keeps that shard (`home`) to wait in again: see `transition_update`.
+        "gpk": shard,
         "gsk": ready_sort(place, job.id),
         "priority": job.priority,
         **stored,
     }
+    if shard != home:
+        item["home"] = home
     if job.key is not None:
         item["key"] = job.key
     if job.concurrency_key is not None:
@@ -157,6 +163,12 @@ class UpdateBuilder:
         """ADD a number to a counter, or strings to a string set."""
         self.adds.append(f"{self._name(attribute)} {self._value(amount)}")
 
+    def copy(self, attribute: str, source: str) -> None:
+        """SET `attribute` to the item's `source`, when it has one (else leave it)."""
+        self.sets.append(
+            f"{self._name(attribute)} = if_not_exists({self._name(source)}, {self._name(attribute)})"
+        )
+
     def require(self, attribute: str, op: str, value: Any) -> None:
         self.conditions.append(f"{self._name(attribute)} {op} {self._value(value)}")
 
@@ -201,6 +213,9 @@ def transition_update(job_id: str, transition: Transition, *, callback: bool = F
     elif transition.ready_index == "enter":
         assert transition.place is not None, f"{transition.name} enters the ready index without a place"
         update.set("gsk", ready_sort(transition.place, job_id))
+        # A job that waits again does so in its rest shard, which every reach covers: the
+        # shards past it empty once their jobs are gone, so a name can narrow.
+        update.copy("gpk", "home")
     elif transition.ready_index == "leave":
         update.set("gsk", None)
     if due is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,8 @@ class NewRecord:
     payload: Packed
     place: Place
     """Where it waits: due or later (`shared.machine.place`)."""
+    width: int = keys.READY_SHARDS
+    """The ready shards its name writes new jobs to (`shared.spread`)."""
 
 
 @dataclass
@@ -92,6 +95,7 @@ class JobStore:
         self.db = db
         self.blobs = blob_store
         self.leases = leases
+        self._rng = random.Random()
 
     # -- create ---------------------------------------------------------------
 
@@ -182,7 +186,16 @@ class JobStore:
         rows = self.db.batch_get([keys.job(space, i) for i in dict.fromkeys(job_ids)], consistent=consistent)
         return {row["sk"]: row for row in rows}
 
-    def unclaimed(self, space: str, name: str, ready_by_ms: int, aging_ms: int, limit: int) -> list[Item]:
+    def unclaimed(
+        self,
+        space: str,
+        name: str,
+        ready_by_ms: int,
+        aging_ms: int,
+        limit: int,
+        *,
+        reach: int = keys.READY_SHARDS,
+    ) -> list[Item]:
         """Pending jobs of `name` claimable since `ready_by_ms` or earlier, up to `limit`.
 
         Later jobs are read by their ready time: every entry up to the bound qualifies.
@@ -199,7 +212,7 @@ class JobStore:
             (keys.LATER, keys.later_bound(ready_by_ms), None),
             (keys.DUE, keys.due_bound(lowest), "readyAtMs <= :by"),
         )
-        for partition in keys.ready_partitions(space, name):
+        for partition in keys.ready_partitions(space, name, reach):
             for first, last, filter_expression in lanes:
                 start = None
                 while len(found) < limit:
@@ -217,14 +230,16 @@ class JobStore:
                         break
         return found[:limit]
 
-    def census(self, space: str, name: str, now_ms: int, cap: int) -> Census:
-        """Count the pending jobs of `name` from its ready partitions, up to `cap` entries.
+    def census(
+        self, space: str, name: str, now_ms: int, cap: int, *, reach: int = keys.READY_SHARDS
+    ) -> Census:
+        """Count the pending jobs of `name` from its ready shards in `reach`, up to `cap` entries.
 
         Reads every entry it counts (a count query is billed the same), in pages of up to
         1 MB of the index: some 250 bytes an entry, so 10,000 entries cost about 300 read
         units. The index is eventually consistent: counts may lag writes by a second."""
         census = Census()
-        for partition in keys.ready_partitions(space, name):
+        for partition in keys.ready_partitions(space, name, reach):
             start = None
             while census.pending < cap:
                 rows, start = self.db.query(
@@ -346,47 +361,20 @@ class JobStore:
 
     # -- claim ----------------------------------------------------------------
 
-    def candidates(self, space: str, names: Mapping[str, int], now_ms: int, count: int) -> list[Item]:
+    def candidates(
+        self,
+        space: str,
+        names: Mapping[str, int],
+        now_ms: int,
+        count: int,
+        *,
+        reach: Mapping[str, int] | None = None,
+    ) -> list[Item]:
         """Claimable jobs of `names` (each with its aging interval in force) in order of
-        hand-out, from the ready index (eventually consistent).
-
-        Each partition is read once up to the later jobs ready by now: the due lane comes
-        first, in order, then those later jobs, placed among the due ones by the order
-        their priority and ready time give them now. Only a full page of due jobs leaves
-        the later lane to a query of its own."""
-        found: list[tuple[int, str, Item]] = []
-        # Read past the count: under contention some candidates are taken by other claims.
-        limit = min(count + 8, 1000)
-        for name, aging_ms in names.items():
-            for partition in keys.ready_partitions(space, name):
-                rows, _ = self.db.query(
-                    "gpk = :p AND gsk <= :hi",
-                    vals={":p": partition, ":hi": keys.later_bound(now_ms)},
-                    index=READY_INDEX,
-                    limit=limit,
-                )
-                due = [r for r in rows if keys.is_due(r["gsk"])]
-                later = [r for r in rows if r["gsk"].startswith(keys.LATER)]
-                if len(due) == limit:
-                    later, _ = self.db.query(
-                        "gpk = :p AND gsk BETWEEN :lo AND :hi",
-                        vals={":p": partition, ":lo": keys.LATER, ":hi": keys.later_bound(now_ms)},
-                        index=READY_INDEX,
-                        limit=limit,
-                    )
-                found += [(keys.due_order(r["gsk"]), r["sk"], r) for r in due]
-                found += [
-                    (
-                        hand_out_order(
-                            ready_at_ms=r["readyAtMs"], priority=r.get("priority", 0), aging_ms=aging_ms
-                        ),
-                        r["sk"],
-                        r,
-                    )
-                    for r in later
-                ]
-        found.sort(key=lambda f: (f[0], f[1]))
-        return [row for _, _, row in found]
+        hand-out, from every ready shard in each name's `reach` (4 when not given): the
+        order exact, as one claim at rest reads it (`claim` reads fewer under load)."""
+        look = _Look(self.db, space, names, reach=reach or {}, now_ms=now_ms, count=count, rng=self._rng)
+        return look.read(look.shards(every=True))
 
     def claim(
         self,
@@ -397,16 +385,69 @@ class JobStore:
         now_ms: int,
         lease_ms: int | None,
         payload_budget: int,
+        reach: Mapping[str, int] | None = None,
     ) -> list[Claimed]:
         """Hand out up to `count` jobs of `names` (each with its aging interval in force), in
-        order of hand-out, each by a conditional write that only one claim can win."""
-        chosen: list[tuple[Item, Transition]] = []
+        order of hand-out, each by a conditional write that only one claim can win.
+
+        A name at rest has its 4 ready shards read, all of them, so the order is exact. A
+        name spread wider (`reach`, from `shared.spread`) has a random few read, and more
+        only when those give too few: claims at once read different shards rather than
+        race for one head. A candidate lost to another claim leaves the rest of its shard
+        to that claim (this one goes on in other shards), and a claim that lost every
+        candidate it tried looks again before it answers none."""
+        look = _Look(self.db, space, names, reach=reach or {}, now_ms=now_ms, count=count, rng=self._rng)
+        won: list[Item] = []
         budget = payload_budget
-        for row in self.candidates(space, names, now_ms, count):
-            if len(chosen) >= count + 8:
+        lost_any = False
+        for _ in range(CLAIM_LOOKS):
+            shards = look.shards(every=False)
+            if not shards:
+                if won or not lost_any:
+                    break
+                # Every candidate this claim tried was taken: claimable work may still
+                # wait behind them. Read every shard again, once more, before answering none.
+                look = _Look(
+                    self.db, space, names, reach=reach or {}, now_ms=now_ms, count=count, rng=self._rng
+                )
+                lost_any = False
+                continue
+            rows = look.read(shards)
+            taken, lost, budget = self._take(
+                space,
+                rows,
+                count=count - len(won),
+                budget=budget,
+                now_ms=now_ms,
+                lease_ms=lease_ms,
+                have_some=bool(won),
+            )
+            won += taken
+            lost_any = lost_any or lost
+            if len(won) >= count:
+                break
+        bodies = self.blobs.read_many(space, [(item, "payload") for item in won])
+        return [Claimed(item, body) for item, body in zip(won, bodies, strict=True)]
+
+    def _take(
+        self,
+        space: str,
+        rows: list[Item],
+        *,
+        count: int,
+        budget: int,
+        now_ms: int,
+        lease_ms: int | None,
+        have_some: bool,
+    ) -> tuple[list[Item], bool, int]:
+        """Claim up to `count` of `rows` (in their order): what it won, whether it lost any
+        to another claim, and the payload budget left."""
+        chosen: list[tuple[Item, Transition]] = []
+        for row in rows:
+            if len(chosen) >= count + CLAIM_SPARE:
                 break
             size = row.get("payloadBytes", 0)
-            if size > budget and chosen:
+            if size > budget and (chosen or have_some):
                 continue
             budget -= size
             lease = lease_ms if lease_ms is not None else row["timeoutMs"]
@@ -414,22 +455,30 @@ class JobStore:
                 (row, claim_transition(attempt_before=row["attempt"], now_ms=now_ms, lease_ms=lease))
             )
         if not chosen:
-            return []
+            return [], False, budget
         # Write-ahead: the lease book learns of these claims before they happen, so a crash
         # between the claims and the answer can never strand a running job.
         self.leases.record(
             space, [(row["sk"], t.changes["attempt"], t.changes["lease_until_ms"]) for row, t in chosen]
         )
         won: list[Item] = []
+        contended: set[str] = set()
+        lost = False
         for row, transition in chosen:
             if len(won) >= count:
                 break
+            if row["gpk"] in contended:
+                budget += row.get("payloadBytes", 0)
+                continue
             try:
                 won.append(self.apply(space, row["sk"], transition))
             except ConditionFailed:
-                continue  # another claim won it, or it changed since the index saw it
-        bodies = self.blobs.read_many(space, [(item, "payload") for item in won])
-        return [Claimed(item, body) for item, body in zip(won, bodies, strict=True)]
+                # Another claim won it, or it changed since the index saw it: that claim is
+                # likely working down this shard, so leave the shard to it.
+                contended.add(row["gpk"])
+                lost = True
+                budget += row.get("payloadBytes", 0)
+        return won, lost, budget
 
     # -- transitions ----------------------------------------------------------
 
@@ -479,8 +528,95 @@ class JobStore:
 
 def _item(record: NewRecord) -> Item:
     return job_item(
-        record.job, record.payload.attributes | {"payloadBytes": record.payload.size}, record.place
+        record.job,
+        record.payload.attributes | {"payloadBytes": record.payload.size},
+        record.place,
+        record.width,
     )
+
+
+CLAIM_LOOKS = 6
+"""Most reads of a few shards one claim makes before it answers with what it has."""
+CLAIM_SPARE = 8
+"""Candidates a claim reads and may try past its count: some are taken by other claims."""
+FEW_SHARDS = 4
+"""Shards a claim reads at a time from a name spread wider than at rest."""
+
+
+class _Look:
+    """One claim's reading of the ready shards of its names: which to read next, and
+    their candidates merged in order of hand-out."""
+
+    def __init__(
+        self,
+        db: Dynamo,
+        space: str,
+        names: Mapping[str, int],
+        *,
+        reach: Mapping[str, int],
+        now_ms: int,
+        count: int,
+        rng: random.Random,
+    ) -> None:
+        self.db = db
+        self.names = names
+        self.now_ms = now_ms
+        self.limit = min(count + CLAIM_SPARE, 1000)
+        self.unread: dict[str, list[str]] = {}
+        for name in names:
+            shards = keys.ready_partitions(space, name, reach.get(name, keys.READY_SHARDS))
+            rng.shuffle(shards)
+            self.unread[name] = shards
+
+    def shards(self, *, every: bool) -> list[tuple[str, str]]:
+        """The (name, shard) pairs to read next: every shard of a name at rest (or with
+        `every`), a few of a name spread wider; none once all are read."""
+        out: list[tuple[str, str]] = []
+        for name, unread in self.unread.items():
+            take = len(unread) if every or len(unread) <= keys.READY_SHARDS else FEW_SHARDS
+            out += [(name, shard) for shard in unread[:take]]
+            del unread[:take]
+        return out
+
+    def read(self, shards: list[tuple[str, str]]) -> list[Item]:
+        """The candidates of `shards`, merged in order of hand-out.
+
+        Each shard is read once up to the later jobs ready by now: the due lane comes
+        first, in order, then those later jobs, placed among the due ones by the order
+        their priority and ready time give them now. Only a full page of due jobs leaves
+        the later lane to a query of its own."""
+        found: list[tuple[int, str, Item]] = []
+        limit, now_ms = self.limit, self.now_ms
+        for name, partition in shards:
+            aging_ms = self.names[name]
+            rows, _ = self.db.query(
+                "gpk = :p AND gsk <= :hi",
+                vals={":p": partition, ":hi": keys.later_bound(now_ms)},
+                index=READY_INDEX,
+                limit=limit,
+            )
+            due = [r for r in rows if keys.is_due(r["gsk"])]
+            later = [r for r in rows if r["gsk"].startswith(keys.LATER)]
+            if len(due) == limit:
+                later, _ = self.db.query(
+                    "gpk = :p AND gsk BETWEEN :lo AND :hi",
+                    vals={":p": partition, ":lo": keys.LATER, ":hi": keys.later_bound(now_ms)},
+                    index=READY_INDEX,
+                    limit=limit,
+                )
+            found += [(keys.due_order(r["gsk"]), r["sk"], r) for r in due]
+            found += [
+                (
+                    hand_out_order(
+                        ready_at_ms=r["readyAtMs"], priority=r.get("priority", 0), aging_ms=aging_ms
+                    ),
+                    r["sk"],
+                    r,
+                )
+                for r in later
+            ]
+        found.sort(key=lambda f: (f[0], f[1]))
+        return [row for _, _, row in found]
 
 
 TRANSACTION_ACTIONS = 100
