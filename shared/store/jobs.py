@@ -7,8 +7,10 @@ Every status change is one conditional UpdateItem on the job's own item, built f
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import random
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -96,6 +98,7 @@ class JobStore:
         self.blobs = blob_store
         self.leases = leases
         self._rng = random.Random()
+        self._contention = _Contention()
 
     # -- create ---------------------------------------------------------------
 
@@ -373,7 +376,9 @@ class JobStore:
         """Claimable jobs of `names` (each with its aging interval in force) in order of
         hand-out, from every ready shard in each name's `reach` (4 when not given): the
         order exact, as one claim at rest reads it (`claim` reads fewer under load)."""
-        look = _Look(self.db, space, names, reach=reach or {}, now_ms=now_ms, count=count, rng=self._rng)
+        look = _Look(
+            self.db, space, names, reach=reach or {}, now_ms=now_ms, count=count, spread=1, rng=self._rng
+        )
         return look.read(look.shards(every=True))
 
     def claim(
@@ -395,24 +400,37 @@ class JobStore:
         only when those give too few: claims at once read different shards rather than
         race for one head. A candidate lost to another claim leaves the rest of its shard
         to that claim (this one goes on in other shards), and a claim that lost every
-        candidate it tried looks again before it answers none."""
-        look = _Look(self.db, space, names, reach=reach or {}, now_ms=now_ms, count=count, rng=self._rng)
+        candidate it tried looks again before it answers none.
+
+        Claims racing each other are seen by their lost writes, and this process answers
+        the next ones by spreading them (`_Contention`): each reads a window `k` times the
+        count and tries one of `k` interleaved slices of it, chosen at random (another on a
+        loss), so claims at once try different jobs. Without races `k` is 1: the order is
+        exact at rest; with them, a job is handed out from among the first `k` x count."""
+        contention = self._contention
+        spread = contention.spread(space, names)
+        new_look = functools.partial(
+            _Look, self.db, space, names, reach=reach or {}, now_ms=now_ms, count=count, rng=self._rng
+        )
+        look = new_look(spread=spread)
         won: list[Item] = []
         budget = payload_budget
         lost_any = False
-        for _ in range(CLAIM_LOOKS):
+        looks_again = CLAIM_LOOKS_AGAIN
+        while len(won) < count:
             shards = look.shards(every=False)
             if not shards:
-                if won or not lost_any:
+                if won or not lost_any or not looks_again:
                     break
+                looks_again -= 1
                 # Every candidate this claim tried was taken: claimable work may still
                 # wait behind them. Read every shard again, once more, before answering none.
-                look = _Look(
-                    self.db, space, names, reach=reach or {}, now_ms=now_ms, count=count, rng=self._rng
-                )
+                contention.lost(space, names)
+                spread = contention.spread(space, names)
+                look = new_look(spread=spread)
                 lost_any = False
                 continue
-            rows = look.read(shards)
+            rows = _interleaved(look.read(shards), spread, self._rng)
             taken, lost, budget = self._take(
                 space,
                 rows,
@@ -424,15 +442,17 @@ class JobStore:
             )
             won += taken
             lost_any = lost_any or lost
-            if len(won) >= count:
-                break
+        if lost_any:
+            contention.lost(space, names)
+        else:
+            contention.clean(space, names)
         bodies = self.blobs.read_many(space, [(item, "payload") for item in won])
         return [Claimed(item, body) for item, body in zip(won, bodies, strict=True)]
 
     def _take(
         self,
         space: str,
-        rows: list[Item],
+        rows: list[tuple[Item, str]],
         *,
         count: int,
         budget: int,
@@ -442,8 +462,8 @@ class JobStore:
     ) -> tuple[list[Item], bool, int]:
         """Claim up to `count` of `rows` (in their order): what it won, whether it lost any
         to another claim, and the payload budget left."""
-        chosen: list[tuple[Item, Transition]] = []
-        for row in rows:
+        chosen: list[tuple[Item, Transition, str]] = []
+        for row, lane in rows:
             if len(chosen) >= count + CLAIM_SPARE:
                 break
             size = row.get("payloadBytes", 0)
@@ -452,30 +472,30 @@ class JobStore:
             budget -= size
             lease = lease_ms if lease_ms is not None else row["timeoutMs"]
             chosen.append(
-                (row, claim_transition(attempt_before=row["attempt"], now_ms=now_ms, lease_ms=lease))
+                (row, claim_transition(attempt_before=row["attempt"], now_ms=now_ms, lease_ms=lease), lane)
             )
         if not chosen:
             return [], False, budget
         # Write-ahead: the lease book learns of these claims before they happen, so a crash
         # between the claims and the answer can never strand a running job.
         self.leases.record(
-            space, [(row["sk"], t.changes["attempt"], t.changes["lease_until_ms"]) for row, t in chosen]
+            space, [(row["sk"], t.changes["attempt"], t.changes["lease_until_ms"]) for row, t, _ in chosen]
         )
         won: list[Item] = []
         contended: set[str] = set()
         lost = False
-        for row, transition in chosen:
+        for row, transition, lane in chosen:
             if len(won) >= count:
                 break
-            if row["gpk"] in contended:
+            if lane in contended:
                 budget += row.get("payloadBytes", 0)
                 continue
             try:
                 won.append(self.apply(space, row["sk"], transition))
             except ConditionFailed:
                 # Another claim won it, or it changed since the index saw it: that claim is
-                # likely working down this shard, so leave the shard to it.
-                contended.add(row["gpk"])
+                # likely working down this lane (a shard, or a slice), so leave it the lane.
+                contended.add(lane)
                 lost = True
                 budget += row.get("payloadBytes", 0)
         return won, lost, budget
@@ -535,8 +555,9 @@ def _item(record: NewRecord) -> Item:
     )
 
 
-CLAIM_LOOKS = 6
-"""Most reads of a few shards one claim makes before it answers with what it has."""
+CLAIM_LOOKS_AGAIN = 3
+"""Times a claim that lost every candidate it tried reads its shards again before it
+answers none."""
 CLAIM_SPARE = 8
 """Candidates a claim reads and may try past its count: some are taken by other claims."""
 FEW_SHARDS = 4
@@ -556,6 +577,7 @@ class _Look:
         reach: Mapping[str, int],
         now_ms: int,
         count: int,
+        spread: int,
         rng: random.Random,
     ) -> None:
         self.db = db
@@ -563,10 +585,17 @@ class _Look:
         self.now_ms = now_ms
         self.limit = min(count + CLAIM_SPARE, 1000)
         self.unread: dict[str, list[str]] = {}
+        self.limits: dict[str, int] = {}
         for name in names:
             shards = keys.ready_partitions(space, name, reach.get(name, keys.READY_SHARDS))
             rng.shuffle(shards)
             self.unread[name] = shards
+            # At rest, each shard is read as deep as the whole count: the order is exact.
+            # Spread wider or racing, the shards read share the window (count x spread);
+            # more are read if they fall short.
+            wide = len(shards) > keys.READY_SHARDS or spread > 1
+            window = min(count * spread + CLAIM_SPARE, 1000)
+            self.limits[name] = -(-window // FEW_SHARDS) + 2 if wide else self.limit
 
     def shards(self, *, every: bool) -> list[tuple[str, str]]:
         """The (name, shard) pairs to read next: every shard of a name at rest (or with
@@ -586,9 +615,9 @@ class _Look:
         their priority and ready time give them now. Only a full page of due jobs leaves
         the later lane to a query of its own."""
         found: list[tuple[int, str, Item]] = []
-        limit, now_ms = self.limit, self.now_ms
+        now_ms = self.now_ms
         for name, partition in shards:
-            aging_ms = self.names[name]
+            aging_ms, limit = self.names[name], self.limits[name]
             rows, _ = self.db.query(
                 "gpk = :p AND gsk <= :hi",
                 vals={":p": partition, ":hi": keys.later_bound(now_ms)},
@@ -617,6 +646,53 @@ class _Look:
             ]
         found.sort(key=lambda f: (f[0], f[1]))
         return [row for _, _, row in found]
+
+
+def _interleaved(rows: list[Item], spread: int, rng: random.Random) -> list[tuple[Item, str]]:
+    """Candidates in the order one claim tries them, each with its lane (what a lost race
+    makes the claim leave): in order, by shard, for a claim alone. Racing (`spread` > 1),
+    the window in `spread` slices by a hash of the job's id (so every claim slices it
+    alike, whatever it read), one slice after another from a random one, each in order."""
+    if spread <= 1:
+        return [(row, row["gpk"]) for row in rows]
+    slices: dict[int, list[Item]] = {}
+    for row in rows:
+        slices.setdefault(zlib.crc32(f"{row['sk']}#slice".encode()) % spread, []).append(row)
+    picked = list(slices)
+    rng.shuffle(picked)
+    return [(row, f"slice {j}") for j in picked for row in slices[j]]
+
+
+class _Contention:
+    """What this process has seen of claims racing for one name: a spread of 2**level
+    (1 to `MAX_SPREAD`), raised by a claim that lost a race, lowered by claims that did not."""
+
+    def __init__(self) -> None:
+        self.levels: dict[tuple[str, str], tuple[int, int]] = {}
+        """(space, name) -> (level, clean claims since it last changed)."""
+
+    def spread(self, space: str, names: Mapping[str, int]) -> int:
+        level = max((self.levels.get((space, n), (0, 0))[0] for n in names), default=0)
+        return int(2**level)
+
+    def lost(self, space: str, names: Mapping[str, int]) -> None:
+        for name in names:
+            level, _ = self.levels.get((space, name), (0, 0))
+            self.levels[space, name] = (min(level + 1, MAX_SPREAD_LEVEL), 0)
+
+    def clean(self, space: str, names: Mapping[str, int]) -> None:
+        for name in names:
+            level, clean = self.levels.get((space, name), (0, 0))
+            if not level:
+                continue
+            clean += 1
+            self.levels[space, name] = (level - 1, 0) if clean >= CLEAN_TO_LOWER else (level, clean)
+
+
+MAX_SPREAD_LEVEL = 4
+"""Racing claims spread over at most 16 x their count."""
+CLEAN_TO_LOWER = 4
+"""Claims without a lost race before the spread halves."""
 
 
 TRANSACTION_ACTIONS = 100
