@@ -190,8 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--jobs", type=int, default=1_000, help="jobs a busy-name workload runs")
-    parser.add_argument("--race-jobs", type=int, default=2_000, help="jobs the 16 workers share")
+    parser.add_argument("--jobs", type=int, default=500, help="jobs a busy-name workload runs")
+    parser.add_argument("--race-jobs", type=int, default=800, help="jobs the 16 workers share")
     args = parser.parse_args(argv)
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     print(
