@@ -12,8 +12,9 @@ create at least `WIDEN_AFTER_MS` later raises `width` (new jobs are written to t
 many) to it: by then every claim's cached policies (a second at most) read the new shards.
 The clock narrows: it lowers `width` once the load has gone, and `reach` once no create
 can still write past the width (`NARROW_GRACE_MS`) and the shards past it are empty. A
-job that waits again (a retry, a release, an expired lease) goes back to its rest shard
-(`keys.ready_home`), so an emptied shard stays empty.
+job claimed from past its rest shard is moved there by its claim (`JobStore.claim`), so
+a retry, a release or an expired lease brings it back where every reach looks, and an
+emptied shard stays empty.
 """
 
 from __future__ import annotations

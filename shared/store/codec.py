@@ -42,8 +42,6 @@ def ready_sort(place: Place, job_id: str) -> str:
 def job_item(job: Job, stored: dict[str, Any], place: Place, width: int = keys.READY_SHARDS) -> Item:
     """The item for a new job, waiting at `place` in one of its name's `width` ready shards
     (`shared.spread`); `stored` holds the packed payload attributes."""
-    shard = keys.ready_partition(job.space, job.name, job.id, width)
-    home = keys.ready_home(job.space, job.name, job.id)
     item: Item = keys.job(job.space, job.id) | {
         "name": job.name,
         "status": job.status.value,
@@ -63,14 +61,12 @@ def job_item(job: Job, stored: dict[str, Any], place: Place, width: int = keys.R
         "lineCount": 0,
         "eventCount": 0,
         # gsk comes and goes, so only pending jobs are indexed. A job written past its rest
-        # shard keeps that shard (`home`) to wait in again: see `transition_update`.
-        "gpk": shard,
+        # shard is moved to it when claimed (`JobStore.claim`), to wait there if ever again.
+        "gpk": keys.ready_partition(job.space, job.name, job.id, width),
         "gsk": ready_sort(place, job.id),
         "priority": job.priority,
         **stored,
     }
-    if shard != home:
-        item["home"] = home
     if job.key is not None:
         item["key"] = job.key
     if job.concurrency_key is not None:
@@ -213,9 +209,6 @@ def transition_update(job_id: str, transition: Transition, *, callback: bool = F
     elif transition.ready_index == "enter":
         assert transition.place is not None, f"{transition.name} enters the ready index without a place"
         update.set("gsk", ready_sort(transition.place, job_id))
-        # A job that waits again does so in its rest shard, which every reach covers: the
-        # shards past it empty once their jobs are gone, so a name can narrow.
-        update.copy("gpk", "home")
     elif transition.ready_index == "leave":
         update.set("gsk", None)
     if due is not None:

@@ -491,7 +491,7 @@ class JobStore:
                 budget += row.get("payloadBytes", 0)
                 continue
             try:
-                won.append(self.apply(space, row["sk"], transition))
+                won.append(self.apply(space, row["sk"], transition, extra=_homeward(row)))
             except ConditionFailed:
                 # Another claim won it, or it changed since the index saw it: that claim is
                 # likely working down this lane (a shard, or a slice), so leave it the lane.
@@ -646,6 +646,16 @@ class _Look:
             ]
         found.sort(key=lambda f: (f[0], f[1]))
         return [row for _, _, row in found]
+
+
+def _homeward(row: Item) -> Callable[[UpdateBuilder], None] | None:
+    """For a job claimed from past its rest shard: its claim moves it to that shard (it is
+    leaving the index, so the move costs nothing), so that if it ever waits again it waits
+    where every reach looks, and the shards past the rest can empty for good."""
+    home = keys.rest_shard(row["gpk"])
+    if home == row["gpk"]:
+        return None
+    return lambda update: update.set("gpk", home)
 
 
 def _interleaved(rows: list[Item], spread: int, rng: random.Random) -> list[tuple[Item, str]]:

@@ -33,9 +33,14 @@ def ready_partition(space: str, name: str, job_id: str, width: int = READY_SHARD
 
 
 def ready_home(space: str, name: str, job_id: str) -> str:
-    """The rest shard a job goes back to when it waits again (`codec.transition_update`):
-    one every reach covers, however far the name has narrowed since the job was new."""
+    """The rest shard of a job: one every reach covers, however far its name has narrowed."""
     return ready_shard(space, name, _shard(job_id, READY_SHARDS))
+
+
+def rest_shard(partition: str) -> str:
+    """The rest shard of a ready shard (`ready_partition`'s modulo 4): the same jobs' home."""
+    prefix, n = partition.rsplit("#", 1)
+    return f"{prefix}#{int(n) % READY_SHARDS}"
 
 
 def ready_shard(space: str, name: str, n: int) -> str:
