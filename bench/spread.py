@@ -101,7 +101,7 @@ def busy_name(jobs: int, batch: int, hand_out: int) -> list[str]:
                 SPACE, [NewJob(name=NAME, payload=order_payload(rng)) for _ in range(batch)], batch=batch > 1
             )
             made += batch
-            clock.advance(max(batch * 1000 // RATE, 1))
+            clock.advance(made * 1000 // RATE - (made - batch) * 1000 // RATE)
         while len(held) < jobs:
             rt.tokens.authenticate(f"Bearer {token}")
             got = rt.queue.claim(SPACE, count=hand_out, names=[NAME], wait_ms=0, lease_ms=None)

@@ -364,23 +364,6 @@ class JobStore:
 
     # -- claim ----------------------------------------------------------------
 
-    def candidates(
-        self,
-        space: str,
-        names: Mapping[str, int],
-        now_ms: int,
-        count: int,
-        *,
-        reach: Mapping[str, int] | None = None,
-    ) -> list[Item]:
-        """Claimable jobs of `names` (each with its aging interval in force) in order of
-        hand-out, from every ready shard in each name's `reach` (4 when not given): the
-        order exact, as one claim at rest reads it (`claim` reads fewer under load)."""
-        look = _Look(
-            self.db, space, names, reach=reach or {}, now_ms=now_ms, count=count, spread=1, rng=self._rng
-        )
-        return look.read(look.shards(every=True))
-
     def claim(
         self,
         space: str,
