@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         " one busy name, no limits, each request reading its token:"
     )
     for batch, hand_out in WORKLOADS:
-        print("\n".join(busy_name(args.jobs, batch, hand_out)), flush=True)
+        print("\n".join(busy_name(args.jobs, min(batch, args.jobs), min(hand_out, args.jobs))), flush=True)
     print("Claims racing each other:")
     for spread in (False, True):
         print(contention(args.race_jobs, spread=spread), flush=True)
