@@ -138,10 +138,9 @@ def contention(jobs: int, *, spread: bool, workers: int = 16, count: int = 10) -
         rt = _runtime(clock, threads=True)
         width = warm_up(rt, clock) if spread else 4
         rng = random.Random(7)
-        for _ in range(jobs // 100):
-            rt.queue.create(
-                SPACE, [NewJob(name=NAME, payload=order_payload(rng)) for _ in range(100)], batch=True
-            )
+        for first in range(0, jobs, 100):
+            batch = [NewJob(name=NAME, payload=order_payload(rng)) for _ in range(min(100, jobs - first))]
+            rt.queue.create(SPACE, batch, batch=True)
         failed = [0]
         lock = threading.Lock()
 

@@ -1,27 +1,28 @@
-"""`make bench`'s spread part runs end to end and prints its lines: a busy name's busiest
-key and ready shard with their ceilings, and the figures of 16 workers racing."""
+"""`make bench`'s spread part (`bench.spread`), small: a busy name's busiest key and ready
+shard with their ceilings, and the figures of workers racing, each on a line of its own."""
 
 from __future__ import annotations
 
 import re
 
-import pytest
-
 from bench import spread
 
+CEILING = re.compile(r"ceiling: [\d,]+ jobs/s")
 
-def test_bench_prints_ceilings_and_the_race_figures(capsys: pytest.CaptureFixture[str]) -> None:
-    assert spread.main(["--jobs", "20", "--race-jobs", "160"]) == 0
-    out = capsys.readouterr().out.strip().splitlines()
-    ceiling = re.compile(r"ceiling: [\d,]+ jobs/s")
-    busiest = [line for line in out if "busiest key" in line]
-    assert [line.split(":")[0] for line in busiest] == [
-        "one busy name at 10,000 jobs/s, 20 jobs a create, 10 a claim and a report",
-        "one busy name at 10,000 jobs/s, 1 jobs a create, 1 a claim and a report",
-    ]
-    assert all(ceiling.search(line) for line in busiest), busiest
-    shards = [line for line in out if "its ready shards (64 wide)" in line]
-    assert len(shards) == 2 and all(ceiling.search(line) for line in shards), out
-    races = [line for line in out if line.startswith("16 workers claiming 10 at a time")]
-    figures = re.compile(r"([\d.]+) failed conditional writes per job; (\d+) empty claims while work waited")
-    assert len(races) == 2 and all(figures.search(line) for line in races), races
+
+def test_a_busy_name_is_spread_and_its_ceilings_printed() -> None:
+    lines = spread.busy_name(20, 10, 10)
+    assert lines[0].startswith(
+        "one busy name at 10,000 jobs/s, 10 jobs a create, 10 a claim and a report: busiest key"
+    )
+    assert CEILING.search(lines[0]), lines
+    [shards] = [line for line in lines if "its ready shards (64 wide)" in line]
+    assert CEILING.search(shards), lines
+
+
+def test_racing_workers_print_failed_writes_per_job_and_empty_claims() -> None:
+    line = spread.contention(48, spread=False, workers=4, count=4)
+    figures = re.search(
+        r"([\d.]+) failed conditional writes per job; (\d+) empty claims while work waited", line
+    )
+    assert line.startswith("4 workers claiming 4 at a time, 48 jobs") and figures, line
