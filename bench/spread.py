@@ -117,6 +117,7 @@ def busy_name(jobs: int, batch: int, hand_out: int) -> list[str]:
             rt.queue.report(SPACE, reports)
         clock.advance(24 * 3_600_000)
         rt.sweeper.expire_leases(TickReport())
+        usage = meter.usage
         meter.detach()
         workload = f"one busy name at {RATE:,} jobs/s, {batch} jobs a create, {hand_out} a claim and a report"
         lines = describe_load(workload, load, jobs, {SPACE})
@@ -127,6 +128,11 @@ def busy_name(jobs: int, batch: int, hand_out: int) -> list[str]:
         lines.append(
             f"  its ready shards ({width} wide): busiest {top.key}: {top.write_share:.1%} of writes,"
             f" {top.read_share:.1%} of reads; ceiling: {top.jobs_per_second:,.0f} jobs/s"
+        )
+        index_reads = sum(units for key, units in load.reads.items() if key.where == READY_INDEX)
+        lines.append(
+            f"  claims read the ready index for {index_reads / jobs:.3f} read units a job; in all"
+            f" {usage.write_units / jobs:.2f} write units, {usage.read_units / jobs:.2f} read units a job"
         )
         return lines
 
