@@ -401,7 +401,7 @@ class JobStore:
         lost_any = False
         looks_again = CLAIM_LOOKS_AGAIN
         while len(won) < count:
-            shards = look.shards(every=False)
+            shards = look.shards()
             if not shards:
                 if won or not lost_any or not looks_again:
                     break
@@ -544,7 +544,8 @@ answers none."""
 CLAIM_SPARE = 8
 """Candidates a claim reads and may try past its count: some are taken by other claims."""
 FEW_SHARDS = 4
-"""Shards a claim reads at a time from a name spread wider than at rest."""
+"""Shards a claim reads at a time from a name spread wider than at rest (no more than
+the count it asks for: a claim of one reads one, then another if that one was empty)."""
 
 
 class _Look:
@@ -567,6 +568,7 @@ class _Look:
         self.names = names
         self.now_ms = now_ms
         self.limit = min(count + CLAIM_SPARE, 1000)
+        self.few = min(FEW_SHARDS, count)
         self.unread: dict[str, list[str]] = {}
         self.limits: dict[str, int] = {}
         for name in names:
@@ -578,14 +580,14 @@ class _Look:
             # more are read if they fall short.
             wide = len(shards) > keys.READY_SHARDS or spread > 1
             window = min(count * spread + CLAIM_SPARE, 1000)
-            self.limits[name] = -(-window // FEW_SHARDS) + 2 if wide else self.limit
+            self.limits[name] = -(-window // self.few) + 2 if wide else self.limit
 
-    def shards(self, *, every: bool) -> list[tuple[str, str]]:
-        """The (name, shard) pairs to read next: every shard of a name at rest (or with
-        `every`), a few of a name spread wider; none once all are read."""
+    def shards(self) -> list[tuple[str, str]]:
+        """The (name, shard) pairs to read next: every shard of a name at rest, a few of a
+        name spread wider; none once all are read."""
         out: list[tuple[str, str]] = []
         for name, unread in self.unread.items():
-            take = len(unread) if every or len(unread) <= keys.READY_SHARDS else FEW_SHARDS
+            take = len(unread) if len(unread) <= keys.READY_SHARDS else self.few
             out += [(name, shard) for shard in unread[:take]]
             del unread[:take]
         return out
