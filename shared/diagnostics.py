@@ -36,7 +36,7 @@ class Diagnostics:
         own = set(policies.named())
         names = []
         for name in sorted(sk.removeprefix("name#") for sk in items if sk.startswith("name#")):
-            census = self.jobs.census(space, name, now, COUNT_CAP)
+            census = self.jobs.census(space, name, now, COUNT_CAP, reach=policies.spread(name).reach)
             if census.pending or name in own:
                 names.append(_name(name, census, policies.get(name)))
         return {"names": names}

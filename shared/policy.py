@@ -21,6 +21,7 @@ from shared.schema import PolicyPatch, RateSpec
 from shared.store import keys
 from shared.store.dynamo import Item
 from shared.store.spaces import SpaceStore
+from shared.store.spread import Spread
 
 DEFAULT_AGING_INTERVAL_MS = limits.MINUTE_MS
 DEFAULT_PER_KEY_CONCURRENCY = 1
@@ -111,9 +112,14 @@ class SpacePolicies:
 
     default: Mapping[str, Any] = field(default_factory=dict)
     own: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    spreads: Mapping[str, Spread] = field(default_factory=dict)
+    """Each name's ready shards (`shared.spread`), read with its policy."""
 
     def get(self, name: str) -> Policy:
         return merge(self.default, self.own.get(name))[0]
+
+    def spread(self, name: str) -> Spread:
+        return self.spreads.get(name) or Spread()
 
     def named(self) -> list[str]:
         """The names that set a field of their own."""
@@ -123,12 +129,10 @@ class SpacePolicies:
     def of(cls, items: Mapping[str, Item]) -> SpacePolicies:
         """From the items of the space's own partition (`SpaceStore.whole`), by sort key."""
         settings = items.get("settings") or {}
-        own = {
-            sk.removeprefix("name#"): item.get("policy") or {}
-            for sk, item in items.items()
-            if sk.startswith("name#")
-        }
-        return cls(settings.get("policy") or {}, own)
+        named = {sk.removeprefix("name#"): item for sk, item in items.items() if sk.startswith("name#")}
+        own = {name: item.get("policy") or {} for name, item in named.items()}
+        spreads = {name: Spread.of(item) for name, item in named.items()}
+        return cls(settings.get("policy") or {}, own, spreads)
 
 
 class Policies:

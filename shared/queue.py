@@ -40,6 +40,7 @@ from shared.observability import logger
 from shared.policy import Policies
 from shared.schema import NewJob, Report, dump_json, parse
 from shared.spaces import Settings, SpaceSettings
+from shared.spread import Spreader
 from shared.store.blobs import ITEM_BUDGET, PLACES, Packed, pack, replacing
 from shared.store.codec import UpdateBuilder, approximate_size, job_item, purged
 from shared.store.deliveries import DeliveryStore
@@ -47,6 +48,7 @@ from shared.store.dynamo import ConditionFailed, Item
 from shared.store.jobs import Claimed, Inserted, JobStore, KeyHold, NewRecord
 from shared.store.journal import Journal
 from shared.store.spaces import SpaceStore
+from shared.store.spread import SpreadStore
 
 ROOM_RETRY_MS = 1_000
 """How long a producer turned away by a full space is told to wait."""
@@ -78,6 +80,7 @@ class Queue:
         config: QueueConfig,
         policies: Policies,
         rand: Callable[[], float] = random.random,
+        spreader: Spreader | None = None,
     ) -> None:
         self.clock = clock
         self.jobs = jobs
@@ -89,6 +92,7 @@ class Queue:
         self.targets = targets
         self.config = config
         self.rand = rand
+        self.spreader = spreader or Spreader(SpreadStore(jobs.db))
         self._ids = IdGenerator()
 
     # -- create ---------------------------------------------------------------
@@ -109,7 +113,8 @@ class Queue:
         for i, request in enumerate(requests):
             at = f"jobs[{i}]." if batch else ""
             aging_ms = policies.get(request.name).aging_ms
-            record = self._new_record(space, request, settings, now, at, aging_ms=aging_ms)
+            width = policies.spread(request.name).width
+            record = self._new_record(space, request, settings, now, at, aging_ms=aging_ms, width=width)
             if request.key is not None and request.key in first_with_key:
                 outcomes[i] = Inserted(first_with_key[request.key], False)
                 continue
@@ -141,8 +146,12 @@ class Queue:
             self.spaces.release(space, len(records))
             raise
         self.spaces.release(space, sum(1 for o in inserted if not o.new))
-        for (i, _), outcome in zip(records, inserted, strict=True):
+        made: dict[str, int] = {}
+        for (i, record), outcome in zip(records, inserted, strict=True):
             outcomes[i] = outcome
+            made[record.job.name] = made.get(record.job.name, 0) + outcome.new
+        for name, jobs in made.items():
+            self.spreader.created(space, name, jobs, policies.spread(name), now)
         return [o for o in outcomes if o is not None]
 
     def _without_held_keys(
@@ -165,7 +174,7 @@ class Queue:
         return remaining
 
     def _new_record(
-        self, space: str, request: NewJob, settings: Settings, now: int, at: str, *, aging_ms: int
+        self, space: str, request: NewJob, settings: Settings, now: int, at: str, *, aging_ms: int, width: int
     ) -> NewRecord:
         run_at = request.runAtMs if request.runAtMs is not None else now + (request.delayMs or 0)
         if run_at > now + limits.MAX_DELAY_MS:
@@ -204,8 +213,8 @@ class Queue:
         )
         assert job.ready_at_ms is not None
         where = place(ready_at_ms=job.ready_at_ms, now_ms=now, priority=job.priority, aging_ms=aging_ms)
-        room = ITEM_BUDGET - approximate_size(job_item(job, {"payloadBytes": len(raw)}, where))
-        return NewRecord(job, pack(space, job.id, "payload", raw, room=room), where)
+        room = ITEM_BUDGET - approximate_size(job_item(job, {"payloadBytes": len(raw)}, where, width))
+        return NewRecord(job, pack(space, job.id, "payload", raw, room=room), where, width)
 
     def _key_released(self, holder: KeyHold, settings: Settings, now: int) -> bool:
         """A key is held while its job is unfinished, and for the key window after it
@@ -243,6 +252,7 @@ class Queue:
                 now_ms=now,
                 lease_ms=lease_ms,
                 payload_budget=self.config.claim_payload_bytes,
+                reach={n: policies.spread(n).reach for n in running},
             )
             if claimed or now >= deadline:
                 return self._answer(space, claimed, now)

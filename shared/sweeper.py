@@ -17,11 +17,13 @@ from shared.clock import Clock
 from shared.machine import JobStatus, expire, unclaimed
 from shared.policy import Policies
 from shared.spaces import SpaceSettings
+from shared.spread import Spreader
 from shared.store.blobs import pack, replacing
 from shared.store.dynamo import ConditionFailed, Item
 from shared.store.jobs import JobStore
 from shared.store.leases import Bucket, DueBuckets, LeaseBook
 from shared.store.spaces import SpaceStore
+from shared.store.spread import SpreadStore
 
 DRAIN_THREADS = 32
 """Lease book partitions drained at once: each waits on DynamoDB most of its time."""
@@ -50,6 +52,7 @@ class Sweeper:
         unclaimed_every_ms: int = 600_000,
         unclaimed_per_name: int = 1_000,
         rand: Callable[[], float] = random.random,
+        spreader: Spreader | None = None,
     ) -> None:
         self.clock = clock
         self.jobs = jobs
@@ -63,6 +66,7 @@ class Sweeper:
         """Never-claimed jobs are looked for less often than every tick: their windows are days."""
         self.unclaimed_per_name = unclaimed_per_name
         self.rand = rand
+        self.spreader = spreader or Spreader(SpreadStore(jobs.db))
 
     def tick(self, *, tick_ms: int) -> TickReport:
         """One tick of a clock that ticks every `tick_ms`."""
@@ -74,7 +78,20 @@ class Sweeper:
         if now // every != (now - tick_ms) // every:
             self.fail_unclaimed(report)
         self.retry_callbacks(report)
+        self.narrow_names()
         return report
+
+    # -- ready shards ---------------------------------------------------------
+
+    def narrow_names(self) -> None:
+        """Names spread wider than at rest go back towards it once their load has gone
+        (`shared.spread`): one read of each space's own partition, and nothing more for a
+        name at rest."""
+        now = self.clock.now_ms()
+        for space in self.spaces.all_spaces():
+            for name, spread in self.policies.space(space).spreads.items():
+                if not spread.at_rest:
+                    self.spreader.narrow(space, name, spread, now)
 
     # -- leases ---------------------------------------------------------------
 
@@ -184,7 +201,12 @@ class Sweeper:
             for name in self.spaces.names(space):
                 aging_ms = policies.get(name).aging_ms
                 rows = self.jobs.unclaimed(
-                    space, name, now - settings.unclaimed_ms, aging_ms, self.unclaimed_per_name
+                    space,
+                    name,
+                    now - settings.unclaimed_ms,
+                    aging_ms,
+                    self.unclaimed_per_name,
+                    reach=policies.spread(name).reach,
                 )
                 for row in rows:
                     error = pack(space, row["sk"], "error", transition.changes["error"].encode())

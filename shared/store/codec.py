@@ -39,8 +39,9 @@ def ready_sort(place: Place, job_id: str) -> str:
     return keys.later_sort(place.ready_at_ms, job_id)
 
 
-def job_item(job: Job, stored: dict[str, Any], place: Place) -> Item:
-    """The item for a new job, waiting at `place`; `stored` holds the packed payload attributes."""
+def job_item(job: Job, stored: dict[str, Any], place: Place, width: int = keys.READY_SHARDS) -> Item:
+    """The item for a new job, waiting at `place` in one of its name's `width` ready shards
+    (`shared.spread`); `stored` holds the packed payload attributes."""
     item: Item = keys.job(job.space, job.id) | {
         "name": job.name,
         "status": job.status.value,
@@ -59,8 +60,9 @@ def job_item(job: Job, stored: dict[str, Any], place: Place) -> Item:
         "readyAtMs": job.ready_at_ms,
         "lineCount": 0,
         "eventCount": 0,
-        # gpk stays for the job's life; gsk comes and goes, so only pending jobs are indexed.
-        "gpk": keys.ready_partition(job.space, job.name, job.id),
+        # gsk comes and goes, so only pending jobs are indexed. A job written past its rest
+        # shard is moved to it when claimed (`JobStore.claim`), to wait there if ever again.
+        "gpk": keys.ready_partition(job.space, job.name, job.id, width),
         "gsk": ready_sort(place, job.id),
         "priority": job.priority,
         **stored,
@@ -156,6 +158,12 @@ class UpdateBuilder:
     def add(self, attribute: str, amount: int | AbstractSet[str]) -> None:
         """ADD a number to a counter, or strings to a string set."""
         self.adds.append(f"{self._name(attribute)} {self._value(amount)}")
+
+    def copy(self, attribute: str, source: str) -> None:
+        """SET `attribute` to the item's `source`, when it has one (else leave it)."""
+        self.sets.append(
+            f"{self._name(attribute)} = if_not_exists({self._name(source)}, {self._name(attribute)})"
+        )
 
     def require(self, attribute: str, op: str, value: Any) -> None:
         self.conditions.append(f"{self._name(attribute)} {op} {self._value(value)}")

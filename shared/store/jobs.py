@@ -7,7 +7,10 @@ Every status change is one conditional UpdateItem on the job's own item, built f
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import random
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +41,8 @@ class NewRecord:
     payload: Packed
     place: Place
     """Where it waits: due or later (`shared.machine.place`)."""
+    width: int = keys.READY_SHARDS
+    """The ready shards its name writes new jobs to (`shared.spread`)."""
 
 
 @dataclass
@@ -92,6 +97,8 @@ class JobStore:
         self.db = db
         self.blobs = blob_store
         self.leases = leases
+        self._rng = random.Random()
+        self._contention = _Contention()
 
     # -- create ---------------------------------------------------------------
 
@@ -182,7 +189,16 @@ class JobStore:
         rows = self.db.batch_get([keys.job(space, i) for i in dict.fromkeys(job_ids)], consistent=consistent)
         return {row["sk"]: row for row in rows}
 
-    def unclaimed(self, space: str, name: str, ready_by_ms: int, aging_ms: int, limit: int) -> list[Item]:
+    def unclaimed(
+        self,
+        space: str,
+        name: str,
+        ready_by_ms: int,
+        aging_ms: int,
+        limit: int,
+        *,
+        reach: int = keys.READY_SHARDS,
+    ) -> list[Item]:
         """Pending jobs of `name` claimable since `ready_by_ms` or earlier, up to `limit`.
 
         Later jobs are read by their ready time: every entry up to the bound qualifies.
@@ -199,7 +215,7 @@ class JobStore:
             (keys.LATER, keys.later_bound(ready_by_ms), None),
             (keys.DUE, keys.due_bound(lowest), "readyAtMs <= :by"),
         )
-        for partition in keys.ready_partitions(space, name):
+        for partition in keys.ready_partitions(space, name, reach):
             for first, last, filter_expression in lanes:
                 start = None
                 while len(found) < limit:
@@ -217,14 +233,16 @@ class JobStore:
                         break
         return found[:limit]
 
-    def census(self, space: str, name: str, now_ms: int, cap: int) -> Census:
-        """Count the pending jobs of `name` from its ready partitions, up to `cap` entries.
+    def census(
+        self, space: str, name: str, now_ms: int, cap: int, *, reach: int = keys.READY_SHARDS
+    ) -> Census:
+        """Count the pending jobs of `name` from its ready shards in `reach`, up to `cap` entries.
 
         Reads every entry it counts (a count query is billed the same), in pages of up to
         1 MB of the index: some 250 bytes an entry, so 10,000 entries cost about 300 read
         units. The index is eventually consistent: counts may lag writes by a second."""
         census = Census()
-        for partition in keys.ready_partitions(space, name):
+        for partition in keys.ready_partitions(space, name, reach):
             start = None
             while census.pending < cap:
                 rows, start = self.db.query(
@@ -358,48 +376,6 @@ class JobStore:
 
     # -- claim ----------------------------------------------------------------
 
-    def candidates(self, space: str, names: Mapping[str, int], now_ms: int, count: int) -> list[Item]:
-        """Claimable jobs of `names` (each with its aging interval in force) in order of
-        hand-out, from the ready index (eventually consistent).
-
-        Each partition is read once up to the later jobs ready by now: the due lane comes
-        first, in order, then those later jobs, placed among the due ones by the order
-        their priority and ready time give them now. Only a full page of due jobs leaves
-        the later lane to a query of its own."""
-        found: list[tuple[int, str, Item]] = []
-        # Read past the count: under contention some candidates are taken by other claims.
-        limit = min(count + 8, 1000)
-        for name, aging_ms in names.items():
-            for partition in keys.ready_partitions(space, name):
-                rows, _ = self.db.query(
-                    "gpk = :p AND gsk <= :hi",
-                    vals={":p": partition, ":hi": keys.later_bound(now_ms)},
-                    index=READY_INDEX,
-                    limit=limit,
-                )
-                due = [r for r in rows if keys.is_due(r["gsk"])]
-                later = [r for r in rows if r["gsk"].startswith(keys.LATER)]
-                if len(due) == limit:
-                    later, _ = self.db.query(
-                        "gpk = :p AND gsk BETWEEN :lo AND :hi",
-                        vals={":p": partition, ":lo": keys.LATER, ":hi": keys.later_bound(now_ms)},
-                        index=READY_INDEX,
-                        limit=limit,
-                    )
-                found += [(keys.due_order(r["gsk"]), r["sk"], r) for r in due]
-                found += [
-                    (
-                        hand_out_order(
-                            ready_at_ms=r["readyAtMs"], priority=r.get("priority", 0), aging_ms=aging_ms
-                        ),
-                        r["sk"],
-                        r,
-                    )
-                    for r in later
-                ]
-        found.sort(key=lambda f: (f[0], f[1]))
-        return [row for _, _, row in found]
-
     def claim(
         self,
         space: str,
@@ -409,39 +385,115 @@ class JobStore:
         now_ms: int,
         lease_ms: int | None,
         payload_budget: int,
+        reach: Mapping[str, int] | None = None,
     ) -> list[Claimed]:
         """Hand out up to `count` jobs of `names` (each with its aging interval in force), in
-        order of hand-out, each by a conditional write that only one claim can win."""
-        chosen: list[tuple[Item, Transition]] = []
+        order of hand-out, each by a conditional write that only one claim can win.
+
+        A name at rest has its 4 ready shards read, all of them, so the order is exact. A
+        name spread wider (`reach`, from `shared.spread`) has a random few read, and more
+        only when those give too few: claims at once read different shards rather than
+        race for one head. A candidate lost to another claim leaves the rest of its shard
+        to that claim (this one goes on in other shards), and a claim that lost every
+        candidate it tried looks again before it answers none.
+
+        Claims racing each other are seen by their lost writes, and this process answers
+        the next ones by spreading them (`_Contention`): each reads a window `k` times the
+        count and tries one of `k` interleaved slices of it, chosen at random (another on a
+        loss), so claims at once try different jobs. Without races `k` is 1: the order is
+        exact at rest; with them, a job is handed out from among the first `k` x count."""
+        contention = self._contention
+        spread = contention.spread(space, names)
+        new_look = functools.partial(
+            _Look, self.db, space, names, reach=reach or {}, now_ms=now_ms, count=count, rng=self._rng
+        )
+        look = new_look(spread=spread)
+        won: list[Item] = []
         budget = payload_budget
-        for row in self.candidates(space, names, now_ms, count):
-            if len(chosen) >= count + 8:
+        lost_any = False
+        looks_again = CLAIM_LOOKS_AGAIN
+        while len(won) < count:
+            shards = look.shards()
+            if not shards:
+                if won or not lost_any or not looks_again:
+                    break
+                looks_again -= 1
+                # Every candidate this claim tried was taken: claimable work may still
+                # wait behind them. Read every shard again, once more, before answering none.
+                contention.lost(space, names)
+                spread = contention.spread(space, names)
+                look = new_look(spread=spread)
+                lost_any = False
+                continue
+            rows = _interleaved(look.read(shards), spread, self._rng)
+            taken, lost, budget = self._take(
+                space,
+                rows,
+                count=count - len(won),
+                budget=budget,
+                now_ms=now_ms,
+                lease_ms=lease_ms,
+                have_some=bool(won),
+            )
+            won += taken
+            lost_any = lost_any or lost
+        if lost_any:
+            contention.lost(space, names)
+        else:
+            contention.clean(space, names)
+        bodies = self.blobs.read_many(space, [(item, "payload") for item in won])
+        return [Claimed(item, body) for item, body in zip(won, bodies, strict=True)]
+
+    def _take(
+        self,
+        space: str,
+        rows: list[tuple[Item, str]],
+        *,
+        count: int,
+        budget: int,
+        now_ms: int,
+        lease_ms: int | None,
+        have_some: bool,
+    ) -> tuple[list[Item], bool, int]:
+        """Claim up to `count` of `rows` (in their order): what it won, whether it lost any
+        to another claim, and the payload budget left."""
+        chosen: list[tuple[Item, Transition, str]] = []
+        for row, lane in rows:
+            if len(chosen) >= count + CLAIM_SPARE:
                 break
             size = row.get("payloadBytes", 0)
-            if size > budget and chosen:
+            if size > budget and (chosen or have_some):
                 continue
             budget -= size
             lease = lease_ms if lease_ms is not None else row["timeoutMs"]
             chosen.append(
-                (row, claim_transition(attempt_before=row["attempt"], now_ms=now_ms, lease_ms=lease))
+                (row, claim_transition(attempt_before=row["attempt"], now_ms=now_ms, lease_ms=lease), lane)
             )
         if not chosen:
-            return []
+            return [], False, budget
         # Write-ahead: the lease book learns of these claims before they happen, so a crash
         # between the claims and the answer can never strand a running job.
         self.leases.record(
-            space, [(row["sk"], t.changes["attempt"], t.changes["lease_until_ms"]) for row, t in chosen]
+            space, [(row["sk"], t.changes["attempt"], t.changes["lease_until_ms"]) for row, t, _ in chosen]
         )
         won: list[Item] = []
-        for row, transition in chosen:
+        contended: set[str] = set()
+        lost = False
+        for row, transition, lane in chosen:
             if len(won) >= count:
                 break
+            if lane in contended:
+                budget += row.get("payloadBytes", 0)
+                continue
             try:
-                won.append(self.apply(space, row["sk"], transition))
+                won.append(self.apply(space, row["sk"], transition, extra=_homeward(row)))
             except ConditionFailed:
-                continue  # another claim won it, or it changed since the index saw it
-        bodies = self.blobs.read_many(space, [(item, "payload") for item in won])
-        return [Claimed(item, body) for item, body in zip(won, bodies, strict=True)]
+                # Another claim won it, or it changed since the index saw it: that claim is
+                # likely working down this lane (a shard, or a slice), so leave it the lane.
+                contended.add(lane)
+                lost = True
+                budget += row.get("payloadBytes", 0)
+        return won, lost, budget
 
     # -- transitions ----------------------------------------------------------
 
@@ -491,8 +543,163 @@ class JobStore:
 
 def _item(record: NewRecord) -> Item:
     return job_item(
-        record.job, record.payload.attributes | {"payloadBytes": record.payload.size}, record.place
+        record.job,
+        record.payload.attributes | {"payloadBytes": record.payload.size},
+        record.place,
+        record.width,
     )
+
+
+CLAIM_LOOKS_AGAIN = 3
+"""Times a claim that lost every candidate it tried reads its shards again before it
+answers none."""
+CLAIM_SPARE = 8
+"""Candidates a claim reads and may try past its count: some are taken by other claims."""
+FEW_SHARDS = 4
+"""Shards a claim reads at a time from a name spread wider than at rest (no more than
+the count it asks for: a claim of one reads one, then another if that one was empty)."""
+
+
+class _Look:
+    """One claim's reading of the ready shards of its names: which to read next, and
+    their candidates merged in order of hand-out."""
+
+    def __init__(
+        self,
+        db: Dynamo,
+        space: str,
+        names: Mapping[str, int],
+        *,
+        reach: Mapping[str, int],
+        now_ms: int,
+        count: int,
+        spread: int,
+        rng: random.Random,
+    ) -> None:
+        self.db = db
+        self.names = names
+        self.now_ms = now_ms
+        self.limit = min(count + CLAIM_SPARE, 1000)
+        self.few = min(FEW_SHARDS, count)
+        self.unread: dict[str, list[str]] = {}
+        self.limits: dict[str, int] = {}
+        for name in names:
+            shards = keys.ready_partitions(space, name, reach.get(name, keys.READY_SHARDS))
+            rng.shuffle(shards)
+            self.unread[name] = shards
+            # At rest, each shard is read as deep as the whole count: the order is exact.
+            # Spread wider or racing, the shards read share the window (count x spread);
+            # more are read if they fall short.
+            wide = len(shards) > keys.READY_SHARDS or spread > 1
+            window = min(count * spread + CLAIM_SPARE, 1000)
+            self.limits[name] = -(-window // self.few) + 2 if wide else self.limit
+
+    def shards(self) -> list[tuple[str, str]]:
+        """The (name, shard) pairs to read next: every shard of a name at rest, a few of a
+        name spread wider; none once all are read."""
+        out: list[tuple[str, str]] = []
+        for name, unread in self.unread.items():
+            take = len(unread) if len(unread) <= keys.READY_SHARDS else self.few
+            out += [(name, shard) for shard in unread[:take]]
+            del unread[:take]
+        return out
+
+    def read(self, shards: list[tuple[str, str]]) -> list[Item]:
+        """The candidates of `shards`, merged in order of hand-out.
+
+        Each shard is read once up to the later jobs ready by now: the due lane comes
+        first, in order, then those later jobs, placed among the due ones by the order
+        their priority and ready time give them now. Only a full page of due jobs leaves
+        the later lane to a query of its own."""
+        found: list[tuple[int, str, Item]] = []
+        now_ms = self.now_ms
+        for name, partition in shards:
+            aging_ms, limit = self.names[name], self.limits[name]
+            rows, _ = self.db.query(
+                "gpk = :p AND gsk <= :hi",
+                vals={":p": partition, ":hi": keys.later_bound(now_ms)},
+                index=READY_INDEX,
+                limit=limit,
+            )
+            due = [r for r in rows if keys.is_due(r["gsk"])]
+            later = [r for r in rows if r["gsk"].startswith(keys.LATER)]
+            if len(due) == limit:
+                later, _ = self.db.query(
+                    "gpk = :p AND gsk BETWEEN :lo AND :hi",
+                    vals={":p": partition, ":lo": keys.LATER, ":hi": keys.later_bound(now_ms)},
+                    index=READY_INDEX,
+                    limit=limit,
+                )
+            found += [(keys.due_order(r["gsk"]), r["sk"], r) for r in due]
+            found += [
+                (
+                    hand_out_order(
+                        ready_at_ms=r["readyAtMs"], priority=r.get("priority", 0), aging_ms=aging_ms
+                    ),
+                    r["sk"],
+                    r,
+                )
+                for r in later
+            ]
+        found.sort(key=lambda f: (f[0], f[1]))
+        return [row for _, _, row in found]
+
+
+def _homeward(row: Item) -> Callable[[UpdateBuilder], None] | None:
+    """For a job claimed from past its rest shard: its claim moves it to that shard (it is
+    leaving the index, so the move costs nothing), so that if it ever waits again it waits
+    where every reach looks, and the shards past the rest can empty for good."""
+    home = keys.rest_shard(row["gpk"])
+    if home == row["gpk"]:
+        return None
+    return lambda update: update.set("gpk", home)
+
+
+def _interleaved(rows: list[Item], spread: int, rng: random.Random) -> list[tuple[Item, str]]:
+    """Candidates in the order one claim tries them, each with its lane (what a lost race
+    makes the claim leave): in order, by shard, for a claim alone. Racing (`spread` > 1),
+    the window in `spread` slices by a hash of the job's id (so every claim slices it
+    alike, whatever it read), one slice after another from a random one, each in order."""
+    if spread <= 1:
+        return [(row, row["gpk"]) for row in rows]
+    slices: dict[int, list[Item]] = {}
+    for row in rows:
+        slices.setdefault(zlib.crc32(f"{row['sk']}#slice".encode()) % spread, []).append(row)
+    picked = list(slices)
+    rng.shuffle(picked)
+    return [(row, f"slice {j}") for j in picked for row in slices[j]]
+
+
+class _Contention:
+    """What this process has seen of claims racing for one name: a spread of 2**level
+    (1 to `MAX_SPREAD`), raised by a claim that lost a race, lowered by claims that did not."""
+
+    def __init__(self) -> None:
+        self.levels: dict[tuple[str, str], tuple[int, int]] = {}
+        """(space, name) -> (level, clean claims since it last changed)."""
+
+    def spread(self, space: str, names: Mapping[str, int]) -> int:
+        level = max((self.levels.get((space, n), (0, 0))[0] for n in names), default=0)
+        return int(2**level)
+
+    def lost(self, space: str, names: Mapping[str, int]) -> None:
+        for name in names:
+            level, _ = self.levels.get((space, name), (0, 0))
+            self.levels[space, name] = (min(level + 1, MAX_SPREAD_LEVEL), 0)
+
+    def clean(self, space: str, names: Mapping[str, int]) -> None:
+        for name in names:
+            level, clean = self.levels.get((space, name), (0, 0))
+            if not level:
+                continue
+            clean += 1
+            self.levels[space, name] = (level - 1, 0) if clean >= CLEAN_TO_LOWER else (level, clean)
+
+
+MAX_SPREAD_LEVEL = 4
+"""Racing claims spread over at most 16 x their count."""
+CLEAN_TO_LOWER = 4
+"""Claims without a lost race before the spread halves."""
 
 
 TRANSACTION_ACTIONS = 100

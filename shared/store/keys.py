@@ -6,6 +6,10 @@ import zlib
 
 JOB_SHARDS = 8
 READY_SHARDS = 4
+"""A name's ready shards at rest: what every name has until its load asks for more."""
+MAX_READY_SHARDS = 64
+"""The most a name spreads over: 2 index writes a job, 500 jobs/s a shard, so 64 shards
+hold 10,000 jobs/s at a third of their limit. Widths are powers of two from 4 to this."""
 LEASE_SHARDS = 64
 """The lease book's partitions, shared by every space: a claim request puts one bucket and
 the clock deletes it, 2 write units a claim request. At 10,000 jobs/s claimed 10 at a time
@@ -25,12 +29,31 @@ def job_partitions(space: str) -> list[str]:
     return [f"J#{space}#{n}" for n in range(JOB_SHARDS)]
 
 
-def ready_partition(space: str, name: str, job_id: str) -> str:
-    return f"{space}#{name}#{_shard(job_id, READY_SHARDS)}"
+def ready_partition(space: str, name: str, job_id: str, width: int = READY_SHARDS) -> str:
+    """The ready shard a new job of `name` is written to, of the `width` its name has now.
+
+    Widths are powers of two, so a job's shard modulo 4 is its shard at rest: its home."""
+    return ready_shard(space, name, _shard(job_id, width))
 
 
-def ready_partitions(space: str, name: str) -> list[str]:
-    return [f"{space}#{name}#{n}" for n in range(READY_SHARDS)]
+def ready_home(space: str, name: str, job_id: str) -> str:
+    """The rest shard of a job: one every reach covers, however far its name has narrowed."""
+    return ready_shard(space, name, _shard(job_id, READY_SHARDS))
+
+
+def rest_shard(partition: str) -> str:
+    """The rest shard of a ready shard (`ready_partition`'s modulo 4): the same jobs' home."""
+    prefix, n = partition.rsplit("#", 1)
+    return f"{prefix}#{int(n) % READY_SHARDS}"
+
+
+def ready_shard(space: str, name: str, n: int) -> str:
+    return f"{space}#{name}#{n}"
+
+
+def ready_partitions(space: str, name: str, reach: int = READY_SHARDS) -> list[str]:
+    """The ready shards of `name` that claims read: the first `reach` (at least the 4 at rest)."""
+    return [ready_shard(space, name, n) for n in range(max(reach, READY_SHARDS))]
 
 
 def ready_sort(ready_at_ms: int, job_id: str) -> str:
@@ -116,6 +139,12 @@ def inflight(space_name: str) -> dict[str, str]:
 
 def job_name(space_name: str, name: str) -> dict[str, str]:
     return {"pk": space(space_name), "sk": f"name#{name}"}
+
+
+def name_load(space_name: str, name: str) -> dict[str, str]:
+    """The sampled count of a name's recent creates (`shared.spread`), apart from the
+    space's own partition, which every claim reads."""
+    return {"pk": f"N#{space_name}#{name}", "sk": "load"}
 
 
 SPACES = "SPACES"

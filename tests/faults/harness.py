@@ -71,6 +71,7 @@ ALLOWED_TO_STAY = {
     "T": "tokens: an admin revokes them",
     "SPACES": "the list of spaces the clock walks: a space outlives its jobs",
     "S#": "a space's settings, job names and in-flight count: a space outlives its jobs",
+    "N#": "a name's sampled count of recent creates (shared.spread): a name outlives its jobs",
 }
 """What may stay in the table for good after every job is gone, and why. Everything else
 (jobs, side items, lines, events, keys, deliveries, lease buckets) must be removed by the

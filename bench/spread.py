@@ -1,0 +1,215 @@
+"""`make bench`, spread part: one busy name's hottest key, and claims racing each other.
+
+1. One space, one busy name, no limits, at 10,000 jobs/s on the test clock: first the
+   name is brought to the width that load gives it (`shared.spread`: the sampled counting
+   of 3 seconds of creates at that pace, which writes nothing but its counter and the name
+   item), then jobs are created, claimed and completed at that pace, each request reading
+   its token, and every unit charged to its partition key (`bench.partitions`). One line a
+   workload: the busiest key, its share, and the ceiling it sets (`ceiling: <N> jobs/s`).
+   Shares, so a few hundred jobs tell what a million would.
+2. 16 workers (threads, one process as `emit dev` runs them) claiming 10 at a time from one
+   name and completing what they get, until the name is empty: failed conditional writes
+   per job handed out, and claims that answered none while work waited (answered empty
+   while more jobs were unclaimed than the other 15 claims in flight could hold). Twice: a
+   backlog created at rest (4 shards), and the name spread by its load. The index here is
+   consistent at once; on AWS it lags (a claimed job shows for a moment), which adds races.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import threading
+from typing import Any
+
+import boto3
+from moto import mock_aws
+
+from bench.capacity import CapacityMeter
+from bench.cost import order_payload
+from bench.partitions import PartitionLoad, describe_load
+from devserver.wiring import (
+    BUCKET,
+    REGION,
+    TABLE,
+    Serialized,
+    ensure_table,
+    local_environment,
+    one_backup_per_transaction,
+)
+from shared.clock import ManualClock
+from shared.runtime import Runtime
+from shared.schema import NewJob, NewToken
+from shared.spread import SAMPLE, WINDOW_MS
+from shared.store.table import READY_INDEX
+from shared.sweeper import TickReport
+
+SPACE = "bench"
+NAME = "charge-invoice"
+RATE = 10_000
+"""Jobs a second the busy name is paced at on the test clock."""
+WORKLOADS = ((100, 10), (1, 1))
+"""(jobs a create, jobs a claim and a report)."""
+
+
+def _runtime(clock: ManualClock, *, threads: bool = False) -> Runtime:
+    """On moto; with `threads`, its calls one at a time (as `emit dev` makes them: moto
+    checks a condition and writes without a lock)."""
+    local_environment()
+    one_backup_per_transaction()
+    client: Any = boto3.client("dynamodb", region_name=REGION)
+    ensure_table(client)
+    s3: Any = boto3.client("s3", region_name=REGION)
+    s3.create_bucket(Bucket=BUCKET)
+    if threads:
+        client, s3 = Serialized(client, threading.Lock()), Serialized(s3, threading.Lock())
+    return Runtime(clock=clock, dynamodb=client, s3=s3, table=TABLE, bucket=BUCKET)
+
+
+def warm_up(rt: Runtime, clock: ManualClock, seconds: float = 5.0) -> int:
+    """Feed the name's spread what `seconds` of creates at RATE count (sampled as a
+    create counts itself), with the clock moving at that pace: the width it reaches."""
+    rt.space_store.register_names(SPACE, {NAME}, clock.now_ms())
+    step_ms = SAMPLE * 1000 // RATE
+    for _ in range(int(seconds * 1000 / step_ms)):
+        rt.queue.spreader.created(SPACE, NAME, SAMPLE, rt.policies.space(SPACE).spread(NAME), clock.now_ms())
+        clock.advance(step_ms)
+    clock.advance(WINDOW_MS // 5)  # past the policy cache, and past the wait before width follows reach
+    rt.queue.spreader.created(SPACE, NAME, SAMPLE, rt.policies.space(SPACE).spread(NAME), clock.now_ms())
+    clock.advance(2_000)
+    return rt.policies.space(SPACE).spread(NAME).width
+
+
+def busy_name(jobs: int, batch: int, hand_out: int) -> list[str]:
+    """One workload of section 1: its lines."""
+    with mock_aws():
+        clock = ManualClock()
+        rt = _runtime(clock)
+        width = warm_up(rt, clock)
+        rng = random.Random(7)
+        token = rt.tokens.mint(NewToken(scopes=["admin"]))["token"]
+        meter = CapacityMeter(rt.dynamodb)
+        load = PartitionLoad(meter.table_spec, meter.item)
+        meter.listener = load.record
+        meter.attach()
+        made = 0
+        held: list[dict[str, Any]] = []
+        while made < jobs:
+            rt.tokens.authenticate(f"Bearer {token}")
+            rt.queue.create(
+                SPACE, [NewJob(name=NAME, payload=order_payload(rng)) for _ in range(batch)], batch=batch > 1
+            )
+            made += batch
+            clock.advance(made * 1000 // RATE - (made - batch) * 1000 // RATE)
+        while len(held) < jobs:
+            rt.tokens.authenticate(f"Bearer {token}")
+            got = rt.queue.claim(SPACE, count=hand_out, names=[NAME], wait_ms=0, lease_ms=None)
+            if not got:
+                raise RuntimeError(f"claimed only {len(held)} of {jobs} jobs")
+            held += got
+        for start in range(0, jobs, hand_out):
+            rt.tokens.authenticate(f"Bearer {token}")
+            reports = [
+                {"id": j["id"], "attempt": j["attempt"], "complete": {}}
+                for j in held[start : start + hand_out]
+            ]
+            rt.queue.report(SPACE, reports)
+        clock.advance(24 * 3_600_000)
+        rt.sweeper.expire_leases(TickReport())
+        usage = meter.usage
+        meter.detach()
+        workload = f"one busy name at {RATE:,} jobs/s, {batch} jobs a create, {hand_out} a claim and a report"
+        lines = describe_load(workload, load, jobs, {SPACE})
+        shards = [
+            c for c in load.ceilings(jobs) if c.key.where == READY_INDEX and c.key.value.startswith(SPACE)
+        ]
+        top = shards[0]
+        lines.append(
+            f"  its ready shards ({width} wide): busiest {top.key}: {top.write_share:.1%} of writes,"
+            f" {top.read_share:.1%} of reads; ceiling: {top.jobs_per_second:,.0f} jobs/s"
+        )
+        index_reads = sum(units for key, units in load.reads.items() if key.where == READY_INDEX)
+        lines.append(
+            f"  claims read the ready index for {index_reads / jobs:.3f} read units a job; in all"
+            f" {usage.write_units / jobs:.2f} write units, {usage.read_units / jobs:.2f} read units a job"
+        )
+        return lines
+
+
+def contention(jobs: int, *, spread: bool, workers: int = 16, count: int = 10) -> str:
+    """Section 2: its line."""
+    with mock_aws():
+        clock = ManualClock()
+        rt = _runtime(clock, threads=True)
+        width = warm_up(rt, clock) if spread else 4
+        rng = random.Random(7)
+        for first in range(0, jobs, 100):
+            batch = [NewJob(name=NAME, payload=order_payload(rng)) for _ in range(min(100, jobs - first))]
+            rt.queue.create(SPACE, batch, batch=True)
+        failed = [0]
+        lock = threading.Lock()
+
+        def count_failures(parsed: dict[str, Any], **_: Any) -> None:
+            if parsed.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                with lock:
+                    failed[0] += 1
+
+        rt.dynamodb.meta.events.register("after-call.dynamodb.UpdateItem", count_failures)
+        handed = [0]
+        empty_while_waiting = [0]
+
+        def work() -> None:
+            empties = 0
+            while empties < 3:
+                got = rt.queue.claim(SPACE, count=count, names=[NAME], wait_ms=0, lease_ms=None)
+                with lock:
+                    handed[0] += len(got)
+                    if not got and jobs - handed[0] > (workers - 1) * count:
+                        empty_while_waiting[0] += 1
+                if not got:
+                    empties += 1
+                    continue
+                rt.queue.report(
+                    SPACE, [{"id": j["id"], "attempt": j["attempt"], "complete": {}} for j in got]
+                )
+
+        pool = [threading.Thread(target=work) for _ in range(workers)]
+        for thread in pool:
+            thread.start()
+        for thread in pool:
+            thread.join()
+        if handed[0] != jobs:
+            raise RuntimeError(f"handed out {handed[0]} of {jobs} jobs")
+        where = (
+            f"the name spread by its load (width {width})" if spread else "a backlog made at rest (4 shards)"
+        )
+        return (
+            f"{workers} workers claiming {count} at a time, {jobs:,} jobs, {where}: "
+            f"{failed[0] / jobs:.2f} failed conditional writes per job; "
+            f"{empty_while_waiting[0]} empty claims while work waited"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--jobs", type=int, default=500, help="jobs a busy-name workload runs")
+    parser.add_argument("--race-jobs", type=int, default=800, help="jobs the 16 workers share")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    print(
+        "Partition keys (DynamoDB: 1,000 write units and 3,000 read units a second per key), one space,"
+        " one busy name, no limits, each request reading its token:"
+    )
+    for batch, hand_out in WORKLOADS:
+        print("\n".join(busy_name(args.jobs, min(batch, args.jobs), min(hand_out, args.jobs))), flush=True)
+    print("Claims racing each other:")
+    for spread in (False, True):
+        print(contention(args.race_jobs, spread=spread), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

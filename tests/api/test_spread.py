@@ -1,0 +1,173 @@
+"""A name's ready shards through the handlers: 4 at rest, more under load and back again;
+claims that find every job in reach, in exact order at rest, and never answer none while
+work waits (`shared.spread`, `JobStore.claim`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from shared import spread
+from shared.clock import ManualClock
+from shared.runtime import Runtime
+from shared.store import keys
+from shared.store.dynamo import Item
+from shared.store.spread import Spread
+from tests.support import Api
+
+SPACE = "spread"
+JOBS = f"/v1/spaces/{SPACE}/jobs"
+CLAIM = f"{JOBS}:claim"
+
+
+def create_many(api: Api, count: int, name: str = "n") -> list[str]:
+    answer = api.post(JOBS, [{"name": name} for _ in range(count)])
+    assert answer.status == 200, answer
+    return [job["id"] for job in answer.body["jobs"]]
+
+
+def claim(api: Api, count: int, name: str = "n") -> list[dict[str, Any]]:
+    answer = api.post(CLAIM, {"count": count, "names": [name]})
+    assert answer.status == 200, answer
+    return list(answer.body["jobs"])
+
+
+def spread_of(rt: Runtime, name: str = "n") -> Spread:
+    return Spread.of(rt.space_store.name_item(SPACE, name))
+
+
+def shard_of(item: Item) -> int:
+    return int(str(item["gpk"]).rsplit("#", 1)[1])
+
+
+def job_item(rt: Runtime, job_id: str) -> Item:
+    item = rt.jobs.get_item(SPACE, job_id)
+    assert item is not None
+    return item
+
+
+def widen(rt: Runtime, clock: ManualClock, width: int, name: str = "n") -> None:
+    """Give `name` `width` shards, as its load would (reach first, width once the caches saw it)."""
+    rt.space_store.register_names(SPACE, {name}, clock.now_ms())
+    store = rt.queue.spreader.store
+    store.set_spread(
+        SPACE, name, spread_of(rt, name), width=keys.READY_SHARDS, reach=width, now_ms=clock.now_ms()
+    )
+    clock.advance(spread.WIDEN_AFTER_MS)
+    store.set_spread(SPACE, name, spread_of(rt, name), width=width, reach=width, now_ms=clock.now_ms())
+    rt.policies.forget(SPACE)
+
+
+def test_a_busy_name_widens_and_the_clock_narrows_it_back(api: Api, rt: Runtime, clock: ManualClock) -> None:
+    # Every create is counted, as the SAMPLE jobs a counted create stands for (so one job a
+    # create is enough here): 20 creates a second count as 2,560 jobs a second, what 4
+    # shards at 250 jobs/s each do not hold.
+    rt.queue.spreader.rand = lambda: 0.0
+    made: list[str] = []
+    for _ in range(40):
+        made += create_many(api, 1)
+        clock.advance(50)
+    assert spread_of(rt).reach > keys.READY_SHARDS, "creates raised the reach under their load"
+    assert spread_of(rt).width == keys.READY_SHARDS, "the width waits for every claim to read there"
+    clock.advance(spread.WIDEN_AFTER_MS)
+    for _ in range(40):
+        made += create_many(api, 1)
+        clock.advance(50)
+    assert spread_of(rt).width > keys.READY_SHARDS, "creates widened the name under their load"
+    assert spread_of(rt).reach >= spread_of(rt).width
+    wide = {shard_of(job_item(rt, i)) for i in made[-30:]}
+    assert max(wide) >= keys.READY_SHARDS, "new jobs went to the new shards"
+
+    handed: list[str] = []
+    while got := claim(api, 100):
+        handed += [j["id"] for j in got]
+        api.post(f"{JOBS}:report", [{"id": j["id"], "attempt": j["attempt"], "complete": {}} for j in got])
+    assert sorted(handed) == sorted(made), "every job, in whichever shard, was handed out once"
+
+    clock.advance(spread.WINDOW_MS * 2)  # the load has gone
+    rt.sweeper.tick(tick_ms=60_000)
+    assert spread_of(rt).width == keys.READY_SHARDS, "the clock lowered the width"
+    assert spread_of(rt).reach > keys.READY_SHARDS, "but claims still read the shards past it"
+    clock.advance(spread.NARROW_GRACE_MS)
+    rt.sweeper.tick(tick_ms=60_000)
+    assert spread_of(rt).reach == keys.READY_SHARDS, "and, those shards empty, claims read 4 again"
+
+
+def test_reach_stays_while_a_shard_past_the_width_holds_a_job(
+    api: Api, rt: Runtime, clock: ManualClock
+) -> None:
+    widen(rt, clock, 64)
+    later = [j for j in create_many(api, 40) if shard_of(job_item(rt, j)) >= keys.READY_SHARDS]
+    assert later
+    clock.advance(spread.WINDOW_MS * 2 + spread.NARROW_GRACE_MS)
+    for _ in range(3):
+        rt.sweeper.tick(tick_ms=60_000)
+        clock.advance(spread.NARROW_GRACE_MS)
+    assert spread_of(rt).width == keys.READY_SHARDS
+    assert spread_of(rt).reach == 64, "a pending job past the width keeps the reach"
+    assert {j["id"] for j in claim(api, 40)} >= set(later)
+
+
+def test_a_job_in_any_shard_in_reach_is_found_one_at_a_time(
+    api: Api, rt: Runtime, clock: ManualClock
+) -> None:
+    widen(rt, clock, 64)
+    made = create_many(api, 30)
+    assert len({shard_of(job_item(rt, i)) for i in made}) > keys.READY_SHARDS
+    handed = []
+    for _ in made:
+        [job] = claim(api, 1)  # never none while a job waits, in whichever shard
+        handed.append(job["id"])
+    assert sorted(handed) == sorted(made)
+    assert claim(api, 1) == []
+
+
+def test_a_job_that_waits_again_goes_to_its_rest_shard(api: Api, rt: Runtime, clock: ManualClock) -> None:
+    widen(rt, clock, 64)
+    made = create_many(api, 40)
+    far = next(i for i in made if shard_of(job_item(rt, i)) >= keys.READY_SHARDS)
+    assert far in {j["id"] for j in claim(api, 40)}
+    report = {"id": far, "attempt": 1, "fail": {"error": "busy", "retryAfterMs": 1_000}}
+    assert api.post(f"{JOBS}:report", report).status == 200
+    item = job_item(rt, far)
+    assert item["status"] == "PENDING" and item["gpk"] == keys.ready_home(SPACE, "n", far)
+    clock.advance(1_000)
+    assert [j["id"] for j in claim(api, 1)] == [far]
+
+
+def test_the_order_is_exact_at_rest(api: Api, clock: ManualClock) -> None:
+    made = []
+    for priority in (0, 3, 1, 0, 2) * 8:
+        answer = api.post(JOBS, {"name": "n", "priority": priority})
+        made.append((-priority, len(made), answer.body["id"]))
+        clock.advance(1)
+    expected = [job_id for _, _, job_id in sorted(made)]
+    handed = []
+    while got := claim(api, 7):
+        handed += [j["id"] for j in got]
+    assert handed == expected
+
+
+def test_a_claim_whose_candidates_were_all_taken_looks_again(
+    api: Api, rt: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A racing claim takes every candidate this claim read, between its read and its
+    writes: this claim looks again and finds the jobs left, rather than answer none."""
+    made = create_many(api, 30)
+    apply = rt.jobs.apply
+    raced = []
+
+    def racing(*args: Any, **kwargs: Any) -> Any:
+        if not raced:
+            raced.append(True)
+            rival = rt.jobs.claim(
+                SPACE, {"n": 60_000}, count=28, now_ms=rt.clock.now_ms(), lease_ms=None, payload_budget=10**6
+            )
+            raced.extend(c.item["sk"] for c in rival)
+        return apply(*args, **kwargs)
+
+    monkeypatch.setattr(rt.jobs, "apply", racing)
+    got = [j["id"] for j in claim(api, 10)]
+    assert len(raced) == 29
+    assert sorted(got) == sorted(set(made) - set(raced[1:]))
