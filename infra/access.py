@@ -122,7 +122,7 @@ ACCESS: Mapping[str, Access] = {
     # (PutItem), done buckets (DeleteItem); due callbacks from the ready index, then as the
     # stream handler sends them.
     "clock_handler": Access(
-        _set("GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem", "DeleteItem"),
+        _set("GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem", "BatchWriteItem"),
         index=_set("Query"),
         gets=_set("payload", "result"),
     ),

@@ -16,6 +16,7 @@ import pytest
 
 from devserver import background, gateway
 from infra.access import ACCESS, TOKEN_PARTITION, Access
+from shared import auth
 from shared.routes import ROUTES
 from shared.runtime import Runtime
 from tests.infra.cfn import Json, Synthesized, as_list, module_of, resource_suffix, resources, role_statements
@@ -235,6 +236,8 @@ def calls(rt: Runtime, monkeypatch: pytest.MonkeyPatch) -> Iterator[Calls]:
     # On AWS each function runs in processes of its own, each reading policies afresh at
     # first: so here, where one process serves them all, every call reads them.
     monkeypatch.setattr(rt.policies, "cache_ms", 0)
+    # Likewise each process checks a token it has not seen (the cache is per process).
+    monkeypatch.setattr(auth, "CACHE_MS", 0)
     monkeypatch.setattr(rt.db, "client", _Recording(rt.db.client, recorded, _note_dynamodb))
     monkeypatch.setattr(rt.blobs, "s3", _Recording(rt.blobs.s3, recorded, _note_s3))
     invoke = gateway.invoke
