@@ -90,7 +90,6 @@ class Sweeper:
     def _expire_bucket(self, bucket: Bucket, now: int, report: TickReport) -> None:
         items = self.jobs.items(bucket.space, [e.job_id for e in bucket.entries], consistent=False)
         refile: list[tuple[str, int, int]] = []
-        finished = 0
         for entry in bucket.entries:
             item = items.get(entry.job_id)
             if item is not None and item["attempt"] < entry.attempt:
@@ -105,11 +104,9 @@ class Sweeper:
                 # Only the expiries this tick's own write applied count: an overlapping
                 # tick (or a report) that got there first did the work, not this one.
                 report.expired += 1
-                finished += outcome == JobStatus.FAILED
         if refile:
             self.leases.record(bucket.space, refile)
             report.refiled += len(refile)
-        self.spaces.release(bucket.space, finished)
         self.buckets.remove(bucket)
 
     def _expire(self, space: str, item: Item, now: int) -> JobStatus | Literal["renewed", "moot"]:
@@ -129,7 +126,7 @@ class Sweeper:
             )
             error = pack(space, job.id, "error", transition.changes["error"].encode())
             try:
-                self.jobs.apply(space, job.id, transition, stored=replacing("error", error))
+                self.jobs.apply(space, job.id, transition, stored=replacing("error", error), held=item)
             except ConditionFailed as failed:
                 if failed.item is None or failed.item["status"] != JobStatus.RUNNING:
                     return "moot"  # finished, expired or gone meanwhile: nothing left to expire
@@ -144,12 +141,14 @@ class Sweeper:
 
     def fail_unclaimed(self, report: TickReport) -> None:
         """Fail the pending jobs that have been claimable for their space's whole window
-        (from their ready time: creation, or their release or retry) without being claimed.
+        (from their ready time: creation, or their release or retry) without being claimed;
+        and give back the room of creates that died before settling it (`SpaceStore.heal`).
 
         At most `unclaimed_per_name` jobs of a name a look, so one look stays short; the
         next look goes on where this one stopped (the failed jobs have left the index)."""
         now = self.clock.now_ms()
         for space in self.spaces.all_spaces():
+            self.spaces.heal(space, now)
             settings = self.settings.get(space)
             if settings.unclaimed_ms is None:
                 continue
@@ -164,11 +163,12 @@ class Sweeper:
                 for row in rows:
                     error = pack(space, row["sk"], "error", transition.changes["error"].encode())
                     try:
-                        self.jobs.apply(space, row["sk"], transition, stored=replacing("error", error))
+                        self.jobs.apply(
+                            space, row["sk"], transition, stored=replacing("error", error), name=name
+                        )
                     except ConditionFailed:
                         continue  # claimed or cancelled since the index saw it
                     failed += 1
-            self.spaces.release(space, failed)
             report.unclaimed += failed
 
     # -- callbacks ------------------------------------------------------------
