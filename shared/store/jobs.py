@@ -735,7 +735,9 @@ def _put(item: Item) -> dict[str, Any]:
     return {"Put": {"Item": serialize(item)}}
 
 
-def transaction_groups(jobs: list[list[Item]], *, actions: int = TRANSACTION_ACTIONS) -> list[list[list[Item]]]:
+def transaction_groups(
+    jobs: list[list[Item]], *, actions: int = TRANSACTION_ACTIONS
+) -> list[list[list[Item]]]:
     """New jobs (each the items that make it) in groups that fit one transaction each (of
     at most `actions` actions): a job is never split."""
     groups: list[list[list[Item]]] = []
