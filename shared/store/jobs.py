@@ -501,7 +501,9 @@ class JobStore:
             if name in room and room[name] <= 0:
                 continue
             try:
-                item = self._claim_one(space, name, row, transition, slots.get(name), room.shares.get(name))
+                item = self._claim_one(
+                    space, name, row, transition, free=slots.get(name), shares=room.shares.get(name)
+                )
             except ConditionFailed:
                 continue  # another claim won it, or it changed since the index saw it
             if item is None:
@@ -519,6 +521,7 @@ class JobStore:
         name: str,
         row: Item,
         transition: Transition,
+        *,
         free: list[int] | None,
         shares: list[int] | None,
     ) -> Item | None:
@@ -563,7 +566,12 @@ class JobStore:
                 allowed = min(allowed, sum(free))
             if allowed > 0 and limit.rate_tokens is not None and limit.rate_interval_ms is not None:
                 allowed = self.counters.take_rate(
-                    space, name, limit.rate_tokens, limit.rate_interval_ms, allowed, now_ms
+                    space,
+                    name,
+                    tokens=limit.rate_tokens,
+                    interval_ms=limit.rate_interval_ms,
+                    want=allowed,
+                    now_ms=now_ms,
                 )
             room[name] = allowed
         return room
