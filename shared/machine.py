@@ -223,7 +223,7 @@ class Hold:
     def of(cls, tag: str) -> Hold:
         kind, _, shard = tag.partition(".")
         assert kind in ALL_HOLDS, f"unknown hold {tag!r}"
-        return cls(kind, int(shard or 0))  # type: ignore[arg-type]
+        return cls(kind, int(shard or 0))
 
 
 @dataclass(frozen=True)
