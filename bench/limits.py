@@ -22,8 +22,8 @@ WORKLOADS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("concurrency 1,000", {"concurrency": 1_000}),
     ("rate 2,000 a second", {"rate": {"tokens": 2_000, "intervalMs": 1_000}}),
 )
-"""(label, policy): a concurrency the bench's 1,000 jobs, all claimed before any finishes,
-fit in; a rate whose burst lets them all go at one instant of the bench's clock."""
+"""(label, policy): a concurrency the bench's jobs, all claimed before any finishes, fit in;
+a rate whose burst lets them all go at one instant of the bench's clock."""
 
 
 JOBS = 200
