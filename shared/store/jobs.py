@@ -63,6 +63,10 @@ class CounterFull(Exception):
         self.hold = hold
 
 
+class Contended(RuntimeError):
+    """A transaction kept meeting others on the same items: nothing of it applied."""
+
+
 @dataclass(frozen=True)
 class Reservation:
     """Room a create took on its space's `maxInFlight` (`SpaceStore.reserve`) before writing
@@ -504,7 +508,7 @@ class JobStore:
                 item = self._claim_one(
                     space, name, row, transition, free=slots.get(name), shares=room.shares.get(name)
                 )
-            except ConditionFailed:
+            except (ConditionFailed, Contended):
                 continue  # another claim won it, or it changed since the index saw it
             if item is None:
                 room[name] = 0  # every slot of the name is taken
@@ -678,7 +682,7 @@ class JobStore:
                 codes = {str(r["code"]) for r in reasons}
                 if codes - {"None", "TransactionConflict"}:
                     raise RuntimeError(f"a counted transition was refused: {sorted(codes)}") from None
-        raise RuntimeError("a counted transition stayed contended; try again")
+        raise Contended("a counted transition stayed contended; try again")
 
 
 class _Room(dict[str, int]):
