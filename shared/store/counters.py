@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,16 +69,31 @@ def rate_shares(tokens: int, interval_ms: int) -> list[RateShare]:
     ]
 
 
-def counter_key(space: str, name: str, hold: Hold) -> dict[str, str]:
+@dataclass(frozen=True)
+class Owner:
+    """Whose counters a job's holds are counted in: its space's, its name's, and (with the
+    per-key limits, a hold kind of its own) its concurrency key's."""
+
+    name: str
+    concurrency_key: str | None = None
+
+    @classmethod
+    def of(cls, item: Mapping[str, Any]) -> Owner | None:
+        """From a job item (or a ready index entry, with its name known)."""
+        return cls(str(item["name"]), item.get("concurrencyKey")) if "name" in item else None
+
+
+def counter_key(space: str, owner: Owner, hold: Hold) -> dict[str, str]:
+    """The item counting `hold`: one place to add a kind of counter."""
     if hold.kind == "space":
         return keys.inflight(space)
-    return keys.slots(space, name, hold.shard)
+    return keys.slots(space, owner.name, hold.shard)
 
 
-def take_action(space: str, name: str, take: Take) -> dict[str, Any]:
+def take_action(space: str, owner: Owner, take: Take) -> dict[str, Any]:
     """A transaction's update of the counter a hold is taken on: refused at its cap."""
     update: dict[str, Any] = {
-        "Key": serialize(counter_key(space, name, take.hold)),
+        "Key": serialize(counter_key(space, owner, take.hold)),
         "UpdateExpression": "ADD #held :one",
         "ExpressionAttributeNames": {"#held": HELD},
         "ExpressionAttributeValues": values({":one": 1}),
@@ -88,10 +104,10 @@ def take_action(space: str, name: str, take: Take) -> dict[str, Any]:
     return {"Update": update}
 
 
-def release_action(space: str, name: str, hold: Hold) -> dict[str, Any]:
+def release_action(space: str, owner: Owner, hold: Hold) -> dict[str, Any]:
     return {
         "Update": {
-            "Key": serialize(counter_key(space, name, hold)),
+            "Key": serialize(counter_key(space, owner, hold)),
             "UpdateExpression": "ADD #held :minus",
             "ExpressionAttributeNames": {"#held": HELD},
             "ExpressionAttributeValues": values({":minus": -1}),

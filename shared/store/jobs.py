@@ -30,7 +30,7 @@ from shared.store.codec import (
     transition_update,
     ttl_seconds,
 )
-from shared.store.counters import Counters, release_action, slot_shares, take_action
+from shared.store.counters import Counters, Owner, release_action, slot_shares, take_action
 from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize, values
 from shared.store.leases import LeaseBook
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE
@@ -532,12 +532,13 @@ class JobStore:
         """Claim one job; for a name with a `concurrency`, on a slot shard with room (another
         when the one tried has filled since it was read). None: no shard has room."""
         if free is None or shares is None:
-            return self.apply(space, row["sk"], transition, name=name)
+            return self.apply(space, row["sk"], transition, owner=Owner(name, row.get("concurrencyKey")))
         while any(free):
             shard = random.choice([n for n, left in enumerate(free) if left > 0])
             take = Take(Hold("name", shard), shares[shard])
             try:
-                item = self.apply(space, row["sk"], _with_takes(transition, take), name=name)
+                owner = Owner(name, row.get("concurrencyKey"))
+                item = self.apply(space, row["sk"], _with_takes(transition, take), owner=owner)
             except CounterFull:
                 free[shard] = 0
                 continue
@@ -591,16 +592,16 @@ class JobStore:
         extra: Callable[[UpdateBuilder], None] | None = None,
         stored: dict[str, Any] | None = None,
         held: Item | None = None,
-        name: str | None = None,
+        owner: Owner | None = None,
     ) -> Item:
         """Apply one transition as a conditional write; answers the item after it.
 
         `stored` are packed value attributes (a result, an error) set beside the change;
         `extra` adds report parts (progress, counters) and conditions to the same write.
-        `held` is the job's item as the caller read it (for the holds it has and its name),
-        `name` the job's name where the caller knows it. Raises ConditionFailed, carrying
-        the item as it stood, when the guard does not hold; CounterFull when a hold the
-        transition takes is at its cap.
+        `held` is the job's item as the caller read it (for the holds it has and whose
+        counters they are), `owner` whose counters they are where the caller knows it.
+        Raises ConditionFailed, carrying the item as it stood, when the guard does not
+        hold; CounterFull when a hold the transition takes is at its cap.
 
         A transition of a job holding nothing it lets go (the usual case: no limits) is one
         plain UpdateItem, which requires the job to hold nothing; refused for holding
@@ -609,7 +610,7 @@ class JobStore:
         """
         callback = transition.has_callback
         holds = frozenset((held or {}).get(HOLDS) or ())
-        name = name or (held or {}).get("name")
+        owner = owner or Owner.of(held or {})
         for _ in range(4):
             try:
                 return self._write(
@@ -618,7 +619,7 @@ class JobStore:
                     transition,
                     callback=callback is True,
                     holds=holds,
-                    name=name,
+                    owner=owner,
                     extra=extra,
                     stored=stored,
                 )
@@ -629,7 +630,7 @@ class JobStore:
                     callback, again = True, True
                 stood = frozenset(item.get(HOLDS) or ())
                 if transition.lets_go and item and stood != holds and _guard_allows(transition, item):
-                    holds, name, again = stood, item.get("name", name), True
+                    holds, owner, again = stood, Owner.of(item) or owner, True
                 if not again:
                     raise
         raise ConditionFailed(None)
@@ -642,7 +643,7 @@ class JobStore:
         *,
         callback: bool,
         holds: frozenset[str],
-        name: str | None,
+        owner: Owner | None,
         extra: Callable[[UpdateBuilder], None] | None,
         stored: dict[str, Any] | None,
     ) -> Item:
@@ -655,9 +656,9 @@ class JobStore:
         gone = released(transition, holds) if transition.lets_go else frozenset()
         if not gone and not transition.takes:
             return self.db.apply(key, update, returns="ALL_NEW")
-        assert name is not None, f"{transition.name} changes a count of a job whose name is unknown"
-        counters = [release_action(space, name, Hold.of(tag)) for tag in sorted(gone)]
-        counters += [take_action(space, name, take) for take in transition.takes]
+        assert owner is not None, f"{transition.name} changes a count of a job whose name is unknown"
+        counters = [release_action(space, owner, Hold.of(tag)) for tag in sorted(gone)]
+        counters += [take_action(space, owner, take) for take in transition.takes]
         self._transact_counted(_update_action(key, update), counters, transition.takes)
         # A transaction answers nothing: the item after it is read (strongly consistent).
         return self.db.get(key) or {}
