@@ -22,6 +22,7 @@ import json
 import os
 import random
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import boto3
@@ -97,6 +98,7 @@ def run(
     hand_out: int | None = None,
     load: bool = False,
     callback: bool = False,
+    setup: Callable[[Runtime], None] | None = None,
 ) -> tuple[dict[str, Usage], PartitionLoad | None]:
     """Create `jobs` jobs `batch` a request, claim and complete them `hand_out` a request
     (default `batch`), then run the lease check. With `load`, every request first reads
@@ -124,7 +126,7 @@ def run(
         )
         stream = StreamReader(rt, client=boto3.client("dynamodbstreams", region_name=REGION))
         rng = random.Random(7)
-        token = rt.tokens.mint(NewToken(scopes=["admin"]))["token"]
+        token = _prepared(rt, setup)
         meter = CapacityMeter(client)
         partitions = PartitionLoad(meter.table_spec, meter.item) if load else None
         meter.listener = partitions.record if partitions else None
@@ -218,6 +220,14 @@ def apply_stream(rt: Runtime, stream: StreamReader) -> None:
     while records := stream.read():
         due = [found for record in records if (found := rt.stream.record(record)) is not None]
         rt.stream.deliver(due)
+
+
+def _prepared(rt: Runtime, setup: Callable[[Runtime], None] | None) -> str:
+    """An admin token, after `setup` (e.g. a name's policy, `bench.limits`) has run: before
+    anything is counted."""
+    if setup is not None:
+        setup(rt)
+    return str(rt.tokens.mint(NewToken(scopes=["admin"]))["token"])
 
 
 def total(phases: dict[str, Usage]) -> Usage:

@@ -103,16 +103,17 @@ class Callback(Answer):
     """Once the job has finished (one job's GET only)."""
 
 
-WaitReason = Literal["DELAY", "BACKOFF", "PAUSED", "WORKER"]
+WaitReason = Literal["DELAY", "BACKOFF", "PAUSED", "CONCURRENCY", "RATE", "WORKER"]
 """Why a pending job is not running, the first that holds in this order: its first time has
-not come (DELAY), it waits before a retry (BACKOFF), its name is paused (PAUSED), or it is
+not come (DELAY), it waits before a retry (BACKOFF), its name is paused (PAUSED), its name
+has `concurrency` jobs running (CONCURRENCY), its name's `rate` is used up (RATE), or it is
 claimable and no worker has asked for its name (WORKER)."""
 
 
 class WaitingOn(Answer):
     reason: WaitReason
     untilMs: int | Omitted = omitted()
-    """DELAY and BACKOFF: when it becomes claimable."""
+    """DELAY and BACKOFF: when it becomes claimable; RATE: when the next hand-out is allowed."""
 
 
 class JobSummary(Answer):
@@ -292,7 +293,7 @@ class NameDiagnostics(Answer):
     claimable: int
     """Pending jobs that a claim for this name could take now, were it not paused."""
     running: int | None
-    """Running jobs; null until the running count per name is kept (with the concurrency limits)."""
+    """Running jobs, counted while the name has a `concurrency` (its slots); null otherwise."""
     capped: bool
     """A count reached 10,000 and stopped there: `pending` and `claimable` are at least that."""
     policy: Policy
@@ -326,8 +327,9 @@ class Space(Answer):
     failedRetentionMs: int
     policy: Policy
     """The default policy of the space's job names."""
-    inFlight: int
-    """Unfinished jobs."""
+    inFlight: int | None
+    """Unfinished jobs created while the space had a `maxInFlight`; null while it has none
+    (the count is kept only under a cap)."""
 
 
 class Token(Answer):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from shared.clock import Clock
@@ -26,8 +27,9 @@ class Diagnostics:
         and the reasons its pending jobs wait now.
 
         Pending and claimable jobs are counted from the ready index (a second behind at most).
-        Running jobs are not counted per name yet: `running` is null, and a name whose jobs
-        are all running is listed only if it has a policy of its own."""
+        Running jobs are counted for a name with a `concurrency` (its slots, exact); else
+        `running` is null, and a name whose jobs are all running is listed only if it has a
+        policy of its own."""
         items = self.spaces.whole(space)
         if not items:
             raise NotFound(f"space {space} does not exist")
@@ -38,30 +40,69 @@ class Diagnostics:
         for name in sorted(sk.removeprefix("name#") for sk in items if sk.startswith("name#")):
             census = self.jobs.census(space, name, now, COUNT_CAP, reach=policies.spread(name).reach)
             if census.pending or name in own:
-                names.append(_name(name, census, policies.get(name)))
+                names.append(_name(name, census, self._limits(space, name, policies.get(name), now)))
         return {"names": names}
 
+    def _limits(self, space: str, name: str, policy: Policy, now: int) -> Limits:
+        counters = self.jobs.counters
+        running = sum(counters.running(space, name)) if policy.concurrency is not None else None
+        rate = policy.rate
+        used_up = rate is not None and (
+            counters.rate_until(space, name, rate.tokens, rate.interval_ms, now) is not None
+        )
+        return Limits(policy, running, used_up)
 
-def _name(name: str, census: Census, policy: Policy) -> dict[str, Any]:
+
+@dataclass(frozen=True)
+class Limits:
+    """A name's policy in force, and where its counted limits stand now."""
+
+    policy: Policy
+    running: int | None
+    """Jobs running, counted while the name has a `concurrency`."""
+    rate_used_up: bool = False
+
+    @property
+    def at_concurrency(self) -> bool:
+        cap = self.policy.concurrency
+        return cap is not None and self.running is not None and self.running >= cap
+
+
+def _name(name: str, census: Census, limits: Limits) -> dict[str, Any]:
     return {
         "name": name,
         "pending": census.pending,
         "claimable": census.claimable,
-        "running": None,
+        "running": limits.running,
         "capped": census.capped,
-        "policy": policy.render(),
-        "waitingOn": reasons(census, policy),
+        "policy": limits.policy.render(),
+        "waitingOn": reasons(census, limits),
         "oldestClaimableAtMs": census.oldest_claimable_at_ms,
     }
 
 
-def reasons(census: Census, policy: Policy) -> list[WaitReason]:
+def reasons(census: Census, limits: Limits) -> list[WaitReason]:
     """The reasons some pending job of the name waits on now, in the order a job's own
-    `waitingOn` looks at them."""
+    `waitingOn` looks at them (the first of pause, concurrency, rate that holds, else a worker)."""
+    claimable = census.claimable > 0
+    held_back = next(
+        (
+            reason
+            for reason, holds in (
+                ("PAUSED", limits.policy.paused),
+                ("CONCURRENCY", limits.at_concurrency),
+                ("RATE", limits.rate_used_up),
+            )
+            if holds
+        ),
+        "WORKER",
+    )
     holds = {
         "DELAY": census.first_time > 0,
         "BACKOFF": census.retrying > 0,
-        "PAUSED": census.claimable > 0 and policy.paused,
-        "WORKER": census.claimable > 0 and not policy.paused,
+        "PAUSED": claimable and held_back == "PAUSED",
+        "CONCURRENCY": claimable and held_back == "CONCURRENCY",
+        "RATE": claimable and held_back == "RATE",
+        "WORKER": claimable and held_back == "WORKER",
     }
     return [reason for reason in WAIT_REASONS if holds[reason]]

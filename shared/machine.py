@@ -198,9 +198,50 @@ class Guard:
     """The lease must have ended by then (it may have been renewed since it was filed)."""
 
 
+HoldKind = Literal["space", "name"]
+"""The counted limits a job can hold a place in: its space's `maxInFlight` (from create
+until it finishes) and its name's `concurrency` (from claim until it leaves RUNNING). A
+per-key slot is one more kind, held like a name's."""
+HELD_WHILE_RUNNING: frozenset[HoldKind] = frozenset({"name"})
+ALL_HOLDS: frozenset[HoldKind] = frozenset({"space", "name"})
+
+
+@dataclass(frozen=True)
+class Hold:
+    """One place a job holds in one counter: the counter's kind, and which of the items it is
+    split over (a name's slots are spread over shards so no item is hot). The job item
+    names its holds (`tag`), so the write that lets a hold go knows which counter to lower."""
+
+    kind: HoldKind
+    shard: int = 0
+
+    @property
+    def tag(self) -> str:
+        return self.kind if self.kind == "space" else f"{self.kind}.{self.shard}"
+
+    @classmethod
+    def of(cls, tag: str) -> Hold:
+        kind, _, shard = tag.partition(".")
+        assert kind in ALL_HOLDS, f"unknown hold {tag!r}"
+        return cls(kind, int(shard or 0))
+
+
+@dataclass(frozen=True)
+class Take:
+    """A hold a transition takes, in the same write: refused when its counter is at `cap`."""
+
+    hold: Hold
+    cap: int | None
+
+
 @dataclass(frozen=True)
 class Transition:
-    """A decided change: the store applies it as one conditional write, or not at all."""
+    """A decided change: the store applies it as one conditional write, or not at all.
+
+    A transition that takes or lets go of a hold (`takes`, `lets_go`) changes counters too:
+    the store then writes the job and each counter in one transaction, so no crash can
+    leave a count that disagrees with the jobs that hold it.
+    """
 
     name: str
     guard: Guard
@@ -219,6 +260,19 @@ class Transition:
     has_callback: bool | None = None
     """Whether the job has a callback, where the decision had the job at hand; None: the
     write finds out on the job's own item."""
+    takes: tuple[Take, ...] = ()
+    """Holds the job takes (a claim of a name with a `concurrency` takes one of its slots)."""
+
+    @property
+    def lets_go(self) -> frozenset[HoldKind]:
+        """The kinds of hold the job gives up: everything when it finishes, its slots when it
+        leaves RUNNING (a job never holds a slot outside RUNNING, so a pending job's move
+        to PENDING or CANCELLED finds none to give up)."""
+        if self.to.is_final:
+            return ALL_HOLDS
+        if self.to != JobStatus.RUNNING:
+            return HELD_WHILE_RUNNING
+        return frozenset()
 
 
 RUNNING_ONLY = frozenset({JobStatus.RUNNING})
@@ -251,9 +305,11 @@ def _finish(status: JobStatus, now_ms: int, retention: Retention) -> dict[str, A
     }
 
 
-def claim(*, attempt_before: int, now_ms: int, lease_ms: int) -> Transition:
-    """Hand a pending, ready job to a worker for the next attempt."""
+def claim(*, attempt_before: int, now_ms: int, lease_ms: int, takes: tuple[Take, ...] = ()) -> Transition:
+    """Hand a pending, ready job to a worker for the next attempt (taking a slot of its
+    name's `concurrency`, if it has one)."""
     return Transition(
+        takes=takes,
         name="claim",
         guard=Guard(statuses=frozenset({JobStatus.PENDING}), attempt=attempt_before, ready_by_ms=now_ms),
         to=JobStatus.RUNNING,
@@ -409,22 +465,38 @@ def unclaimed(*, now_ms: int, window_ms: int, retention: Retention) -> Transitio
     )
 
 
-WaitReason = Literal["DELAY", "BACKOFF", "PAUSED", "WORKER"]
-WAIT_REASONS: tuple[WaitReason, ...] = ("DELAY", "BACKOFF", "PAUSED", "WORKER")
+WaitReason = Literal["DELAY", "BACKOFF", "PAUSED", "CONCURRENCY", "RATE", "WORKER"]
+WAIT_REASONS: tuple[WaitReason, ...] = ("DELAY", "BACKOFF", "PAUSED", "CONCURRENCY", "RATE", "WORKER")
 """In the order they are looked at: a job waits on the first that holds."""
 
 
-def waiting_on(job: Job, *, now_ms: int, paused: bool) -> tuple[WaitReason, int | None] | None:
+@dataclass(frozen=True)
+class NameState:
+    """What holds a name's claimable jobs back now: its pause, its `concurrency` used up,
+    its `rate` used up (until when the next hand-out is allowed, None: not used up)."""
+
+    paused: bool = False
+    at_concurrency: bool = False
+    rate_until_ms: int | None = None
+
+
+def waiting_on(job: Job, *, now_ms: int, name: NameState) -> tuple[WaitReason, int | None] | None:
     """Why a pending job is not running (and until when, for a wait on time); None for a
     job that is not pending. Its first time (DELAY: never handed out yet) or a retry's wait
-    (BACKOFF) comes first, then its name's pause; else it is claimable, and waits for a
-    worker to ask for its name."""
+    (BACKOFF) comes first, then its name's pause, concurrency and rate; else it is
+    claimable, and waits for a worker to ask for its name."""
     if job.status != JobStatus.PENDING:
         return None
     ready = job.ready_at_ms if job.ready_at_ms is not None else job.run_at_ms
     if ready > now_ms:
         return ("DELAY" if job.attempt == 0 else "BACKOFF"), ready
-    return ("PAUSED" if paused else "WORKER"), None
+    if name.paused:
+        return "PAUSED", None
+    if name.at_concurrency:
+        return "CONCURRENCY", None
+    if name.rate_until_ms is not None:
+        return "RATE", name.rate_until_ms
+    return "WORKER", None
 
 
 def duration(ms: int) -> str:

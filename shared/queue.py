@@ -23,6 +23,7 @@ from shared.machine import (
     Callback,
     Job,
     JobStatus,
+    NameState,
     Retention,
     Transition,
     place,
@@ -37,15 +38,16 @@ from shared.machine import keep as keep_transition
 from shared.machine import release as release_transition
 from shared.machine import touch as touch_transition
 from shared.observability import logger
-from shared.policy import Policies
+from shared.policy import Policies, Policy
 from shared.schema import NewJob, Report, dump_json, parse
 from shared.spaces import Settings, SpaceSettings
 from shared.spread import Spreader
 from shared.store.blobs import ITEM_BUDGET, PLACES, Packed, pack, replacing
 from shared.store.codec import UpdateBuilder, approximate_size, job_item, purged
+from shared.store.counters import Owner
 from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import ConditionFailed, Item
-from shared.store.jobs import Claimed, Inserted, JobStore, KeyHold, NewRecord
+from shared.store.jobs import Claimed, Inserted, JobStore, KeyHold, NameLimits, NewRecord, Reservation
 from shared.store.journal import Journal
 from shared.store.spaces import SpaceStore
 from shared.store.spread import SpreadStore
@@ -121,14 +123,7 @@ class Queue:
             if request.key is not None:
                 first_with_key[request.key] = record.job.id
             records.append((i, record))
-        if not self.spaces.reserve(space, len(records), cap):
-            # A full space still answers a repeat of a keyed create with its job: it adds nothing.
-            records = self._without_held_keys(space, records, outcomes, settings, now)
-            if records and not self.spaces.reserve(space, len(records), cap):
-                raise ResourceExhausted(
-                    f"space {space} has its maxInFlight of {cap} unfinished jobs; try again later",
-                    retry_after_ms=ROOM_RETRY_MS,
-                )
+        records, reservation = self._reserve(space, records, outcomes, settings, now)
         try:
             # Names first: a job whose name is not listed is never found by a claim without
             # names, nor by the clock's check for jobs nobody claims.
@@ -139,13 +134,17 @@ class Queue:
                 space,
                 [r for _, r in records],
                 key_released=lambda item: self._key_released(item, settings, now),
+                reservation=reservation,
             )
         except Exception:
             # Every job is checked before anything is written, so this is a fault of the
-            # store: give the room back rather than lose it for good.
-            self.spaces.release(space, len(records))
+            # store: give back the room its jobs did not take rather than lose it (until the
+            # clock heals it).
+            if reservation is not None:
+                self.spaces.settle(reservation)
             raise
-        self.spaces.release(space, sum(1 for o in inserted if not o.new))
+        if reservation is not None:
+            self.spaces.settle(reservation, sum(1 for o in inserted if not o.new))
         made: dict[str, int] = {}
         for (i, record), outcome in zip(records, inserted, strict=True):
             outcomes[i] = outcome
@@ -153,6 +152,30 @@ class Queue:
         for name, jobs in made.items():
             self.spreader.created(space, name, jobs, policies.spread(name), now)
         return [o for o in outcomes if o is not None]
+
+    def _reserve(
+        self,
+        space: str,
+        records: list[tuple[int, NewRecord]],
+        outcomes: list[Inserted | None],
+        settings: Settings,
+        now: int,
+    ) -> tuple[list[tuple[int, NewRecord]], Reservation | None]:
+        """Room for `records` under the space's `maxInFlight` (None: no cap, nothing counted),
+        and the records still to write. A full space still answers a repeat of a keyed create
+        with its job: it adds nothing."""
+        cap = settings.max_in_flight
+        if cap is None or not records:
+            return records, None
+        reservation = self.spaces.reserve(space, len(records), cap, now)
+        if reservation is None:
+            records = self._without_held_keys(space, records, outcomes, settings, now)
+            if records and (reservation := self.spaces.reserve(space, len(records), cap, now)) is None:
+                raise ResourceExhausted(
+                    f"space {space} has its maxInFlight of {cap} unfinished jobs; try again later",
+                    retry_after_ms=ROOM_RETRY_MS,
+                )
+        return records, reservation
 
     def _without_held_keys(
         self,
@@ -253,6 +276,7 @@ class Queue:
                 lease_ms=lease_ms,
                 payload_budget=self.config.claim_payload_bytes,
                 reach={n: policies.spread(n).reach for n in running},
+                limits={n: limits for n in running if (limits := name_limits(policies.get(n)))},
             )
             if claimed or now >= deadline:
                 return self._answer(space, claimed, now)
@@ -305,8 +329,8 @@ class Queue:
             )
             packed = pack(space, job.id, "error", error.encode(), attempt=job.attempt)
             self.jobs.blobs.store([packed])
-            self.jobs.apply(space, job.id, transition, stored=replacing("error", packed))
-            self.spaces.release(space, 1)
+            owner = Owner(job.name, job.concurrency_key)
+            self.jobs.apply(space, job.id, transition, stored=replacing("error", packed), owner=owner)
 
     # -- report ---------------------------------------------------------------
 
@@ -326,23 +350,15 @@ class Queue:
             raise first
         settings = self.settings.get(space)
         outcomes = []
-        finished: list[str] = []
-        try:
-            for p in parsed:
-                if isinstance(p, InvalidArgument):
-                    outcomes.append(render.rejection("INVALID", p.message))
-                    continue
-                outcomes.append(self._report_one(space, p, settings, finished))
-        finally:
-            # Jobs finished before a fault (even one in the same report) still leave the count.
-            self.spaces.release(space, len(finished))
+        for p in parsed:
+            if isinstance(p, InvalidArgument):
+                outcomes.append(render.rejection("INVALID", p.message))
+                continue
+            outcomes.append(self._report_one(space, p, settings))
         return outcomes
 
-    def _report_one(
-        self, space: str, report: Report, settings: Settings, finished: list[str]
-    ) -> dict[str, Any]:
-        """The report's outcome; a job it finishes is added to `finished` as soon as its write
-        is made (for the in-flight count).
+    def _report_one(self, space: str, report: Report, settings: Settings) -> dict[str, Any]:
+        """The report's outcome (a count the job holds is let go by its transition's own write).
 
         A value too large for the job item (a result, an error) takes three writes, each
         safe to stop after: its place is named on the job while this attempt runs (nothing
@@ -366,8 +382,6 @@ class Queue:
             if outside is not None:
                 self._discard(space, report.id, outside)
             return render.rejection(rejected.reason, rejected.message)
-        if transition.to.is_final:
-            finished.append(report.id)
         self._journal(space, report, item, now, with_event=with_event)
         if events_full:
             message = _REASONS["TOO_MANY_EVENTS"].format(max=settings.max_events)
@@ -388,10 +402,17 @@ class Queue:
         events were full; raises _Rejected when the report cannot count."""
         with_event = report.event is not None
         events_full = False
+        # Where jobs are likely to hold a count, the job is read first (a read is cheaper than
+        # the write refused for holding one that would find it out).
+        held = (
+            self.jobs.get_item(space, report.id)
+            if transition.lets_go and self._counted(space, settings)
+            else None
+        )
         for _ in range(3):
             try:
                 parts = _report_parts(report, settings.max_events, with_event=with_event)
-                item = self.jobs.apply(space, report.id, transition, stored=stored, extra=parts)
+                item = self.jobs.apply(space, report.id, transition, stored=stored, extra=parts, held=held)
                 return item, with_event, events_full
             except ConditionFailed as failed:
                 reason = self._refusal(failed.item, report, now)
@@ -406,6 +427,13 @@ class Queue:
                     continue
                 raise self._rejected(reason or "RACE", report) from None
         raise self._rejected("RACE", report)
+
+    def _counted(self, space: str, settings: Settings) -> bool:
+        """Whether the space's jobs may hold a count: it has a cap, or a name has a concurrency."""
+        if settings.max_in_flight is not None:
+            return True
+        policies = self.policies.space(space)
+        return any(policies.get(n).concurrency is not None for n in ("", *policies.own))
 
     def _name_place(self, space: str, report: Report, value: Packed, now: int) -> None:
         """Name `value`'s place on the job, only while the report's attempt is running."""
@@ -534,11 +562,7 @@ class Queue:
         now = self.clock.now_ms()
         retention = self.settings.get(space).retention
         outcomes: list[dict[str, Any]] = []
-        try:
-            self._cancel_each(space, ids, now, retention, outcomes)
-        finally:
-            cancelled = sum(1 for o in outcomes if o.get("status") == JobStatus.CANCELLED.value)
-            self.spaces.release(space, cancelled)
+        self._cancel_each(space, ids, now, retention, outcomes)
         return outcomes
 
     def _cancel_each(
@@ -570,10 +594,24 @@ class Queue:
             delivery = render.delivery(self.deliveries.get(space, job_id))
         waiting = None
         if job.status == JobStatus.PENDING:
-            paused = self.policies.get(space, job.name).paused
-            reason = waiting_on(job, now_ms=self.clock.now_ms(), paused=paused)
+            now = self.clock.now_ms()
+            ready = job.ready_at_ms if job.ready_at_ms is not None else job.run_at_ms
+            # The name's counters are read only for a job that waits on nothing of its own.
+            state = self.name_state(space, job.name, now) if ready <= now else NameState()
+            reason = waiting_on(job, now_ms=now, name=state)
             waiting = render.waiting_on(*reason) if reason else None
         return render.job(job, delivery=delivery, waiting_on=waiting)
+
+    def name_state(self, space: str, name: str, now: int) -> NameState:
+        """What holds the name's claimable jobs back now: its pause, its concurrency (slots
+        read now), its rate (when it next allows a hand-out)."""
+        policy = self.policies.get(space, name)
+        counters = self.jobs.counters
+        full = policy.concurrency is not None and sum(counters.running(space, name)) >= policy.concurrency
+        until = None
+        if policy.rate is not None:
+            until = counters.rate_until(space, name, policy.rate.tokens, policy.rate.interval_ms, now)
+        return NameState(paused=policy.paused, at_concurrency=full, rate_until_ms=until)
 
     def list(
         self, space: str, *, status: JobStatus | None, name: str | None, limit: int, cursor: str | None
@@ -621,6 +659,19 @@ class Queue:
         if item is None or purged(item, self.clock.now_ms()):
             raise NotFound(f"job {job_id} does not exist in space {space}")
         return item
+
+
+def name_limits(policy: Policy) -> NameLimits | None:
+    """The counted limits a claim enforces for a name (None: it has none). Per-key limits
+    are not enforced yet."""
+    if policy.concurrency is None and policy.rate is None:
+        return None
+    rate = policy.rate
+    return NameLimits(
+        concurrency=policy.concurrency,
+        rate_tokens=rate.tokens if rate else None,
+        rate_interval_ms=rate.interval_ms if rate else None,
+    )
 
 
 @contextlib.contextmanager

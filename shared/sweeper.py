@@ -19,6 +19,7 @@ from shared.policy import Policies
 from shared.spaces import SpaceSettings
 from shared.spread import Spreader
 from shared.store.blobs import pack, replacing
+from shared.store.counters import Owner
 from shared.store.dynamo import ConditionFailed, Item
 from shared.store.jobs import JobStore
 from shared.store.leases import Bucket, DueBuckets, LeaseBook
@@ -133,7 +134,6 @@ class Sweeper:
 
     def _expire_bucket(self, bucket: Bucket, now: int, report: TickReport, items: dict[str, Item]) -> None:
         refile: list[tuple[str, int, int]] = []
-        finished = 0
         for entry in bucket.entries:
             item = items.get(entry.job_id)
             if item is not None and item["attempt"] < entry.attempt:
@@ -148,11 +148,9 @@ class Sweeper:
                 # Only the expiries this tick's own write applied count: an overlapping
                 # tick (or a report) that got there first did the work, not this one.
                 report.expired += 1
-                finished += outcome == JobStatus.FAILED
         if refile:
             self.leases.record(bucket.space, refile)
             report.refiled += len(refile)
-        self.spaces.release(bucket.space, finished)
 
     def _expire(self, space: str, item: Item, now: int) -> JobStatus | Literal["renewed", "moot"]:
         """Expire the attempt if its lease has ended: the status this write moved it to;
@@ -171,7 +169,7 @@ class Sweeper:
             )
             error = pack(space, job.id, "error", transition.changes["error"].encode())
             try:
-                self.jobs.apply(space, job.id, transition, stored=replacing("error", error))
+                self.jobs.apply(space, job.id, transition, stored=replacing("error", error), held=item)
             except ConditionFailed as failed:
                 if failed.item is None or failed.item["status"] != JobStatus.RUNNING:
                     return "moot"  # finished, expired or gone meanwhile: nothing left to expire
@@ -186,12 +184,14 @@ class Sweeper:
 
     def fail_unclaimed(self, report: TickReport) -> None:
         """Fail the pending jobs that have been claimable for their space's whole window
-        (from their ready time: creation, or their release or retry) without being claimed.
+        (from their ready time: creation, or their release or retry) without being claimed;
+        and give back the room of creates that died before settling it (`SpaceStore.heal`).
 
         At most `unclaimed_per_name` jobs of a name a look, so one look stays short; the
         next look goes on where this one stopped (the failed jobs have left the index)."""
         now = self.clock.now_ms()
         for space in self.spaces.all_spaces():
+            self.spaces.heal(space, now)
             settings = self.settings.get(space)
             if settings.unclaimed_ms is None:
                 continue
@@ -211,11 +211,16 @@ class Sweeper:
                 for row in rows:
                     error = pack(space, row["sk"], "error", transition.changes["error"].encode())
                     try:
-                        self.jobs.apply(space, row["sk"], transition, stored=replacing("error", error))
+                        self.jobs.apply(
+                            space,
+                            row["sk"],
+                            transition,
+                            stored=replacing("error", error),
+                            owner=Owner(name, row.get("concurrencyKey")),
+                        )
                     except ConditionFailed:
                         continue  # claimed or cancelled since the index saw it
                     failed += 1
-            self.spaces.release(space, failed)
             report.unclaimed += failed
 
     # -- callbacks ------------------------------------------------------------

@@ -9,15 +9,18 @@ Layout of the one table, every key a string (`pk`, `sk`):
 | log lines of one report (a page) | `L#{space}#{id}` | `{first line:010d}` |
 | event | `E#{space}#{id}` | `{seq:06d}` |
 | idempotency key (kept a day past its job's finish) | `K#{space}#{key}` | `-` |
-| settings, in-flight count, names (with policies) | `S#{space}` | `settings`, `inflight`, `name#{name}` |
+| settings, in-flight count (capped), names, policies | `S#{space}` | `settings`, `inflight`, `name#{name}` |
+| a name's concurrency slots, one share of its cap each | `RUN#{space}#{name}#{n}` (n < 16) | `-` |
+| a name's rate, one share each (a GCRA's time) | `RATE#{space}#{name}#{n}` (n < 16) | `-` |
 | token | `T` | `{token id}` |
 | lease bucket (claims to check when leases end) | `LEASE#{n}` (n of 64) | `{expires:013d}#{ulid}` |
 | callback delivery of a finished job | `C#{space}#{id}` | `-` |
 | the list of spaces (for the clock) | `SPACES` | `{space}` |
 | the spaces that have had a callback (for the clock) | `CALLBACKS` | `{space}` |
 
-One sparse index, `ready`, holds only pending jobs: `gpk` = `{space}#{name}#{n}` (n of 4,
-so one busy name is never one hot partition), set once for the job's life; `gsk` is its
+One sparse index, `ready`, holds only pending jobs: `gpk` = `{space}#{name}#{n}` (n of the
+name's width: 4 at rest, up to 64 under load, `shared.spread`), so one busy name is never
+one hot partition; `gsk` is its
 place in one of two lanes: due, `D#{order of hand-out:016d}#{id}` (claimable now, by
 priority with aging), or later, `L#{ready at:013d}#{id}` (not before then). A claim
 reads candidates there and decides with a conditional write on the job's own item.
@@ -26,4 +29,8 @@ crc32(id) % 64), sorted by when they are due, so the clock finds them without a 
 So does a job that finished with a callback (`gsk` a minute after it finished), until
 the stream has recorded its delivery: if the stream never does, the clock finds the job
 there and records it.
+
+A job item names the counts it holds a place in (`holds`: its space's `maxInFlight`, its
+name's slot); a transition that takes or lets go of one writes the job and the counter in
+one transaction (`shared.store.counters`).
 """

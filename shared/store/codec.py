@@ -6,9 +6,12 @@ import math
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from shared.machine import Backoff, Callback, Job, JobStatus, Place, Progress, Transition
+from shared.machine import Backoff, Callback, Hold, Job, JobStatus, Place, Progress, Transition
 from shared.store import keys
 from shared.store.dynamo import Item
+
+HOLDS = "holds"
+"""The job item's string set of the holds it has (`shared.machine.Hold` tags)."""
 
 # Domain field -> item attribute, for the fields transitions change.
 _ATTRIBUTE = {
@@ -39,9 +42,16 @@ def ready_sort(place: Place, job_id: str) -> str:
     return keys.later_sort(place.ready_at_ms, job_id)
 
 
-def job_item(job: Job, stored: dict[str, Any], place: Place, width: int = keys.READY_SHARDS) -> Item:
+def job_item(
+    job: Job,
+    stored: dict[str, Any],
+    place: Place,
+    width: int = keys.READY_SHARDS,
+    holds: AbstractSet[str] = frozenset(),
+) -> Item:
     """The item for a new job, waiting at `place` in one of its name's `width` ready shards
-    (`shared.spread`); `stored` holds the packed payload attributes."""
+    (`shared.spread`); `stored` holds the packed payload attributes, `holds` the holds it is
+    created with (its space's `maxInFlight`)."""
     item: Item = keys.job(job.space, job.id) | {
         "name": job.name,
         "status": job.status.value,
@@ -67,6 +77,8 @@ def job_item(job: Job, stored: dict[str, Any], place: Place, width: int = keys.R
         "priority": job.priority,
         **stored,
     }
+    if holds:
+        item[HOLDS] = set(holds)
     if job.key is not None:
         item["key"] = job.key
     if job.concurrency_key is not None:
@@ -135,6 +147,7 @@ class UpdateBuilder:
         self.sets: list[str] = []
         self.removes: list[str] = []
         self.adds: list[str] = []
+        self.deletes: list[str] = []
         self.conditions: list[str] = ["attribute_exists(pk)"]
         self.names: dict[str, str] = {}
         self.vals: dict[str, Any] = {}
@@ -165,6 +178,19 @@ class UpdateBuilder:
             f"{self._name(attribute)} = if_not_exists({self._name(source)}, {self._name(attribute)})"
         )
 
+    def delete(self, attribute: str, members: AbstractSet[str]) -> None:
+        """DELETE strings from a string set (an emptied set is removed)."""
+        self.deletes.append(f"{self._name(attribute)} {self._value(members)}")
+
+    def require_set(self, attribute: str, members: AbstractSet[str]) -> None:
+        """The string set must be exactly `members` (absent when empty)."""
+        name = self._name(attribute)
+        if not members:
+            self.conditions.append(f"attribute_not_exists({name})")
+            return
+        self.conditions.append(f"size({name}) = {self._value(len(members))}")
+        self.conditions += [f"contains({name}, {self._value(m)})" for m in sorted(members)]
+
     def require(self, attribute: str, op: str, value: Any) -> None:
         self.conditions.append(f"{self._name(attribute)} {op} {self._value(value)}")
 
@@ -180,21 +206,52 @@ class UpdateBuilder:
             parts.append("REMOVE " + ", ".join(self.removes))
         if self.adds:
             parts.append("ADD " + ", ".join(self.adds))
+        if self.deletes:
+            parts.append("DELETE " + ", ".join(self.deletes))
         return " ".join(parts)
 
     def condition(self) -> str:
         return " AND ".join(self.conditions)
 
 
+def released(transition: Transition, holds: AbstractSet[str]) -> frozenset[str]:
+    """The holds of `holds` that `transition` lets go of."""
+    return frozenset(t for t in holds if Hold.of(t).kind in transition.lets_go)
+
+
+def _holds(update: UpdateBuilder, transition: Transition, holds: AbstractSet[str]) -> None:
+    """The holds part of a transition's write: exactly `holds` required where it lets go
+    of some kind (those of that kind removed), the holds it takes added."""
+    if transition.lets_go:
+        update.require_set(HOLDS, holds)
+        gone = released(transition, holds)
+        if gone and gone == holds:
+            update.set(HOLDS, None)
+        elif gone:
+            update.delete(HOLDS, gone)
+    if transition.takes:
+        update.add(HOLDS, {take.hold.tag for take in transition.takes})
+
+
 def transition_update(
-    space: str, job_id: str, transition: Transition, *, callback: bool = False
+    space: str,
+    job_id: str,
+    transition: Transition,
+    *,
+    callback: bool = False,
+    holds: AbstractSet[str] = frozenset(),
 ) -> UpdateBuilder:
     """The conditional write for `transition`: its changes, guarded by its guard.
 
     For a transition that finishes the job, `callback` says whether the job has one (the
     write then requires it to be so): a job with a callback is marked in the ready index's
-    callback partitions, due at `callback_due_ms`, where the clock finds it."""
+    callback partitions, due at `callback_due_ms`, where the clock finds it.
+
+    For a transition that lets go of holds, `holds` says what the job holds (the write then
+    requires exactly that, and gives up those of the kinds it lets go: the counters are
+    lowered in the same transaction, `JobStore.apply`). The holds it takes are added."""
     update = UpdateBuilder()
+    _holds(update, transition, holds)
     due = transition.callback_due_ms
     guard = transition.guard
     update.set("status", transition.to.value)

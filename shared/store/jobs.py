@@ -7,27 +7,32 @@ Every status change is one conditional UpdateItem on the job's own item, built f
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import random
 import zlib
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
 from shared import limits
-from shared.machine import MAX_PRIORITY, Job, JobStatus, Place, Transition, hand_out_order
+from shared.machine import MAX_PRIORITY, Hold, Job, JobStatus, Place, Take, Transition, hand_out_order
 from shared.machine import claim as claim_transition
 from shared.store import keys
 from shared.store.blobs import Blobs, Packed
 from shared.store.codec import (
+    HOLDS,
     UpdateBuilder,
     approximate_size,
     job_from_item,
     job_item,
+    released,
     transition_update,
     ttl_seconds,
 )
+from shared.store.counters import Counters, Owner, release_action, slot_shares, take_action
 from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize, values
 from shared.store.leases import LeaseBook
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE
@@ -43,6 +48,49 @@ class NewRecord:
     """Where it waits: due or later (`shared.machine.place`)."""
     width: int = keys.READY_SHARDS
     """The ready shards its name writes new jobs to (`shared.spread`)."""
+
+
+@dataclass(frozen=True)
+class NameLimits:
+    """A name's counted limits in force for a claim (from its policy)."""
+
+    concurrency: int | None = None
+    rate_tokens: int | None = None
+    rate_interval_ms: int | None = None
+
+
+class CounterFull(Exception):
+    """A transition's hold could not be taken: its counter is at its cap."""
+
+    def __init__(self, hold: Hold) -> None:
+        super().__init__(f"{hold.tag} is full")
+        self.hold = hold
+
+
+class Contended(RuntimeError):
+    """A transaction kept meeting others on the same items: nothing of it applied."""
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """Room a create took on its space's `maxInFlight` (`SpaceStore.reserve`) before writing
+    its jobs: each job's own transaction turns one unit of it into the job's hold."""
+
+    space: str
+    attribute: str
+    count: int
+
+    def use(self, n: int) -> dict[str, Any]:
+        """The transaction action that turns `n` units into holds."""
+        return {
+            "Update": {
+                "Key": serialize(keys.inflight(self.space)),
+                "UpdateExpression": "ADD #r :minus",
+                "ConditionExpression": "#r >= :n",
+                "ExpressionAttributeNames": {"#r": self.attribute},
+                "ExpressionAttributeValues": values({":minus": -n, ":n": n}),
+            }
+        }
 
 
 @dataclass
@@ -99,6 +147,7 @@ class JobStore:
         self.leases = leases
         self._rng = random.Random()
         self._contention = _Contention()
+        self.counters = Counters(db)
 
     # -- create ---------------------------------------------------------------
 
@@ -108,6 +157,7 @@ class JobStore:
         records: list[NewRecord],
         *,
         key_released: Callable[[KeyHold], bool],
+        reservation: Reservation | None = None,
     ) -> list[Inserted]:
         """Store new jobs. A job with a key takes the key in the same transaction as it is
         written, so two racing creates with one key make one job; `key_released` says
@@ -116,15 +166,27 @@ class JobStore:
         A payload in a side item is written in the job's own transaction, so a crash can
         never leave one without its job (at twice the writes: a transaction's price); a
         payload in the job item goes in a plain batch. An S3 payload is written first: an
-        object whose job never came is left to the bucket's lifecycle rule."""
+        object whose job never came is left to the bucket's lifecycle rule.
+
+        Under a `reservation` (the space has a `maxInFlight`) every job is written holding its
+        place in the count, in a transaction that takes that place from the reservation: a
+        job is never counted without existing, nor exists uncounted."""
         self.blobs.store([r.payload for r in records if r.payload.s3_key is not None])
+        holds = frozenset({Hold("space").tag}) if reservation is not None else frozenset()
         plain = [r for r in records if r.job.key is None]
-        self.db.batch_put([_item(r) for r in plain if r.payload.side_item is None])
-        with_side = [_new_items(r) for r in plain if r.payload.side_item is not None]
-        for group in transaction_groups(with_side):
-            self._transact_new([_put(item) for items in group for item in items])
+        if reservation is None:
+            self.db.batch_put([_item(r) for r in plain if r.payload.side_item is None])
+            with_side = [_new_items(r) for r in plain if r.payload.side_item is not None]
+            for group in transaction_groups(with_side):
+                self._transact_new([_put(item) for items in group for item in items])
+        else:
+            every = [_new_items(r, holds) for r in plain]
+            for group in transaction_groups(every, actions=TRANSACTION_ACTIONS - 1):
+                self._transact_new(
+                    [_put(item) for items in group for item in items] + [reservation.use(len(group))]
+                )
         return [
-            self._insert_keyed(space, r, key_released) if r.job.key else Inserted(r.job.id, True)
+            self._insert_keyed(space, r, key_released, reservation) if r.job.key else Inserted(r.job.id, True)
             for r in records
         ]
 
@@ -141,9 +203,15 @@ class JobStore:
         raise RuntimeError("a job insert stayed contended; try again")
 
     def _insert_keyed(
-        self, space: str, record: NewRecord, key_released: Callable[[KeyHold], bool]
+        self,
+        space: str,
+        record: NewRecord,
+        key_released: Callable[[KeyHold], bool],
+        reservation: Reservation | None,
     ) -> Inserted:
         job = record.job
+        holds = frozenset({Hold("space").tag}) if reservation is not None else frozenset()
+        counted = [reservation.use(1)] if reservation is not None else []
         assert job.key is not None
         key = keys.idempotency_key(space, job.key)
         taken_from: str | None = None
@@ -158,7 +226,7 @@ class JobStore:
             if taken_from is not None:
                 put_key["ExpressionAttributeValues"] = values({":held": taken_from})
             try:
-                self.db.transact([{"Put": put_key}, *map(_put, _new_items(record))])
+                self.db.transact([{"Put": put_key}, *map(_put, _new_items(record, holds)), *counted])
                 return Inserted(job.id, True)
             except TransactionConflict as conflict:
                 codes = {r["code"] for r in conflict.reasons}
@@ -386,6 +454,7 @@ class JobStore:
         lease_ms: int | None,
         payload_budget: int,
         reach: Mapping[str, int] | None = None,
+        limits: Mapping[str, NameLimits] | None = None,
     ) -> list[Claimed]:
         """Hand out up to `count` jobs of `names` (each with its aging interval in force), in
         order of hand-out, each by a conditional write that only one claim can win.
@@ -401,7 +470,11 @@ class JobStore:
         the next ones by spreading them (`_Contention`): each reads a window `k` times the
         count and tries one of `k` interleaved slices of it, chosen at random (another on a
         loss), so claims at once try different jobs. Without races `k` is 1: the order is
-        exact at rest; with them, a job is handed out from among the first `k` x count."""
+        exact at rest; with them, a job is handed out from among the first `k` x count.
+
+        A name with `limits` gets no more than its room (`_room`, reckoned once a claim for
+        the names its first look finds), each of its jobs taking a slot of its `concurrency`
+        in the job's own write."""
         contention = self._contention
         spread = contention.spread(space, names)
         new_look = functools.partial(
@@ -410,6 +483,7 @@ class JobStore:
         look = new_look(spread=spread)
         won: list[Item] = []
         budget = payload_budget
+        room = _Room()
         lost_any = False
         looks_again = CLAIM_LOOKS_AGAIN
         while len(won) < count:
@@ -434,6 +508,8 @@ class JobStore:
                 now_ms=now_ms,
                 lease_ms=lease_ms,
                 have_some=bool(won),
+                room=room,
+                limits=limits or {},
             )
             won += taken
             lost_any = lost_any or lost
@@ -454,13 +530,19 @@ class JobStore:
         now_ms: int,
         lease_ms: int | None,
         have_some: bool,
+        room: _Room,
+        limits: Mapping[str, NameLimits],
     ) -> tuple[list[Item], bool, int]:
         """Claim up to `count` of `rows` (in their order): what it won, whether it lost any
-        to another claim, and the payload budget left."""
+        to another claim, and the payload budget left. `room` says how many more of each
+        limited name this claim may hand out (filled in here for names met first)."""
+        self._fill_room(space, room, [row for row, _ in rows], limits=limits, count=count, now_ms=now_ms)
         chosen: list[tuple[Item, Transition, str]] = []
         for row, lane in rows:
             if len(chosen) >= count + CLAIM_SPARE:
                 break
+            if room.get(_name_of(space, row), 1) <= 0:
+                continue
             size = row.get("payloadBytes", 0)
             if size > budget and (chosen or have_some):
                 continue
@@ -482,18 +564,104 @@ class JobStore:
         for row, transition, lane in chosen:
             if len(won) >= count:
                 break
-            if lane in contended:
+            name = _name_of(space, row)
+            if lane in contended or (name in room and room[name] <= 0):
                 budget += row.get("payloadBytes", 0)
                 continue
             try:
-                won.append(self.apply(space, row["sk"], transition, extra=_homeward(row)))
-            except ConditionFailed:
+                item = self._claim_one(
+                    space,
+                    name,
+                    row,
+                    transition,
+                    free=room.slots.get(name),
+                    shares=room.shares.get(name),
+                    extra=_homeward(row),
+                )
+            except (ConditionFailed, Contended):
                 # Another claim won it, or it changed since the index saw it: that claim is
                 # likely working down this lane (a shard, or a slice), so leave it the lane.
                 contended.add(lane)
                 lost = True
                 budget += row.get("payloadBytes", 0)
+                continue
+            if item is None:
+                room[name] = 0  # every slot of the name is taken
+                budget += row.get("payloadBytes", 0)
+                continue
+            won.append(item)
+            if name in room:
+                room[name] -= 1
         return won, lost, budget
+
+    def _claim_one(
+        self,
+        space: str,
+        name: str,
+        row: Item,
+        transition: Transition,
+        *,
+        free: list[int] | None,
+        shares: list[int] | None,
+        extra: Callable[[UpdateBuilder], None] | None = None,
+    ) -> Item | None:
+        """Claim one job; for a name with a `concurrency`, on a slot shard with room (another
+        when the one tried has filled since it was read). None: no shard has room."""
+        if free is None or shares is None:
+            owner = Owner(name, row.get("concurrencyKey"))
+            return self.apply(space, row["sk"], transition, owner=owner, extra=extra)
+        while any(free):
+            shard = random.choice([n for n, left in enumerate(free) if left > 0])
+            take = Take(Hold("name", shard), shares[shard])
+            try:
+                owner = Owner(name, row.get("concurrencyKey"))
+                item = self.apply(space, row["sk"], _with_takes(transition, take), owner=owner, extra=extra)
+            except CounterFull:
+                free[shard] = 0
+                continue
+            free[shard] -= 1
+            return item
+        return None
+
+    def _fill_room(
+        self,
+        space: str,
+        room: _Room,
+        rows: list[Item],
+        *,
+        limits: Mapping[str, NameLimits],
+        count: int,
+        now_ms: int,
+    ) -> None:
+        """How many jobs of each limited name (with candidates, not yet in `room`) this claim
+        may hand out: the free slots of its `concurrency` (read, strongly consistent), and
+        what its `rate` allows now (taken here, before the claims: a hand-out the claim then
+        loses is not given back, so the rate is never passed, only sometimes under-used)."""
+        wanted: dict[str, int] = {}
+        for row in rows:
+            name = _name_of(space, row)
+            wanted[name] = wanted.get(name, 0) + 1
+        for name, found in wanted.items():
+            limit = limits.get(name)
+            if limit is None or name in room:
+                continue
+            allowed = min(count, found)
+            if limit.concurrency is not None:
+                shares = slot_shares(limit.concurrency)
+                held = self.counters.running(space, name, len(shares))
+                free = [max(0, share - n) for share, n in zip(shares, held, strict=True)]
+                room.shares[name], room.slots[name] = shares, free
+                allowed = min(allowed, sum(free))
+            if allowed > 0 and limit.rate_tokens is not None and limit.rate_interval_ms is not None:
+                allowed = self.counters.take_rate(
+                    space,
+                    name,
+                    tokens=limit.rate_tokens,
+                    interval_ms=limit.rate_interval_ms,
+                    want=allowed,
+                    now_ms=now_ms,
+                )
+            room[name] = allowed
 
     # -- transitions ----------------------------------------------------------
 
@@ -505,23 +673,49 @@ class JobStore:
         *,
         extra: Callable[[UpdateBuilder], None] | None = None,
         stored: dict[str, Any] | None = None,
+        held: Item | None = None,
+        owner: Owner | None = None,
     ) -> Item:
         """Apply one transition as a conditional write; answers the item after it.
 
         `stored` are packed value attributes (a result, an error) set beside the change;
         `extra` adds report parts (progress, counters) and conditions to the same write.
-        Raises ConditionFailed, carrying the item as it stood, when the guard does not hold.
+        `held` is the job's item as the caller read it (for the holds it has and whose
+        counters they are), `owner` whose counters they are where the caller knows it.
+        Raises ConditionFailed, carrying the item as it stood, when the guard does not
+        hold; CounterFull when a hold the transition takes is at its cap.
+
+        A transition of a job holding nothing it lets go (the usual case: no limits) is one
+        plain UpdateItem, which requires the job to hold nothing; refused for holding
+        something, it is made again as one transaction with the counters, as a finishing
+        write that did not know the job has a callback is made again with its mark.
         """
-        guess = transition.has_callback
-        try:
-            return self._write(space, job_id, transition, callback=guess is True, extra=extra, stored=stored)
-        except ConditionFailed as failed:
-            # A finishing write that did not know whether the job has a callback assumed
-            # none; refused for having one, it is made again with the job's callback mark.
-            unknown = guess is None and transition.callback_due_ms is not None
-            if not (unknown and (failed.item or {}).get("callback")):
-                raise
-        return self._write(space, job_id, transition, callback=True, extra=extra, stored=stored)
+        callback = transition.has_callback
+        holds = frozenset((held or {}).get(HOLDS) or ())
+        owner = owner or Owner.of(held or {})
+        for _ in range(4):
+            try:
+                return self._write(
+                    space,
+                    job_id,
+                    transition,
+                    callback=callback is True,
+                    holds=holds,
+                    owner=owner,
+                    extra=extra,
+                    stored=stored,
+                )
+            except ConditionFailed as failed:
+                item = failed.item or {}
+                again = False
+                if callback is None and transition.callback_due_ms is not None and item.get("callback"):
+                    callback, again = True, True
+                stood = frozenset(item.get(HOLDS) or ())
+                if transition.lets_go and item and stood != holds and _guard_allows(transition, item):
+                    holds, owner, again = stood, Owner.of(item) or owner, True
+                if not again:
+                    raise
+        raise ConditionFailed(None)
 
     def _write(
         self,
@@ -530,23 +724,98 @@ class JobStore:
         transition: Transition,
         *,
         callback: bool,
+        holds: frozenset[str],
+        owner: Owner | None,
         extra: Callable[[UpdateBuilder], None] | None,
         stored: dict[str, Any] | None,
     ) -> Item:
-        update = transition_update(space, job_id, transition, callback=callback)
+        update = transition_update(space, job_id, transition, callback=callback, holds=holds)
         for attribute, value in (stored or {}).items():
             update.set(attribute, value)
         if extra is not None:
             extra(update)
-        return self.db.apply(keys.job(space, job_id), update, returns="ALL_NEW")
+        key = keys.job(space, job_id)
+        gone = released(transition, holds) if transition.lets_go else frozenset()
+        if not gone and not transition.takes:
+            return self.db.apply(key, update, returns="ALL_NEW")
+        assert owner is not None, f"{transition.name} changes a count of a job whose name is unknown"
+        counters = [release_action(space, owner, Hold.of(tag)) for tag in sorted(gone)]
+        counters += [take_action(space, owner, take) for take in transition.takes]
+        self._transact_counted(_update_action(key, update), counters, transition.takes)
+        # A transaction answers nothing: the item after it is read (strongly consistent).
+        return self.db.get(key) or {}
+
+    def _transact_counted(
+        self, job: dict[str, Any], counters: list[dict[str, Any]], takes: tuple[Take, ...]
+    ) -> None:
+        """The job's write and its counters' in one transaction, again while another one
+        touches the same items."""
+        for _ in range(16):
+            try:
+                self.db.transact([job, *counters])
+                return
+            except TransactionConflict as conflict:
+                reasons = conflict.reasons
+                if reasons[0]["code"] == "ConditionalCheckFailed":
+                    raise ConditionFailed(reasons[0]["item"]) from None
+                taken = reasons[len(reasons) - len(takes) :]
+                for take, reason in zip(takes, taken, strict=True):
+                    if reason["code"] == "ConditionalCheckFailed":
+                        raise CounterFull(take.hold) from None
+                codes = {str(r["code"]) for r in reasons}
+                if codes - {"None", "TransactionConflict"}:
+                    raise RuntimeError(f"a counted transition was refused: {sorted(codes)}") from None
+        raise Contended("a counted transition stayed contended; try again")
 
 
-def _item(record: NewRecord) -> Item:
+class _Room(dict[str, int]):
+    """Per limited name: how many more jobs a claim may hand out; and, for a name with a
+    `concurrency`, its shards' shares and the free slots read on each."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shares: dict[str, list[int]] = {}
+        self.slots: dict[str, list[int]] = {}
+
+
+def _name_of(space: str, row: Item) -> str:
+    return str(row["name"]) if "name" in row else keys.ready_name(space, row["gpk"])
+
+
+def _with_takes(transition: Transition, *takes: Take) -> Transition:
+    return dataclasses.replace(transition, takes=takes)
+
+
+def _update_action(key: dict[str, str], update: UpdateBuilder) -> dict[str, Any]:
+    """An UpdateBuilder's write as a transaction's action."""
+    action: dict[str, Any] = {
+        "Key": serialize(key),
+        "UpdateExpression": update.expression(),
+        "ConditionExpression": update.condition(),
+        "ExpressionAttributeNames": update.names,
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    }
+    if update.vals:
+        action["ExpressionAttributeValues"] = values(update.vals)
+    return {"Update": action}
+
+
+def _guard_allows(transition: Transition, item: Item) -> bool:
+    """Whether the stored job passes the guard's status and attempt (so a refusal was for
+    something else: its holds, or its callback)."""
+    guard = transition.guard
+    if item.get("status") not in {s.value for s in guard.statuses}:
+        return False
+    return guard.attempt is None or item.get("attempt") == guard.attempt
+
+
+def _item(record: NewRecord, holds: AbstractSet[str] = frozenset()) -> Item:
     return job_item(
         record.job,
         record.payload.attributes | {"payloadBytes": record.payload.size},
         record.place,
         record.width,
+        holds,
     )
 
 
@@ -708,27 +977,29 @@ TRANSACTION_BYTES = 4_000_000 - 100_000
 margin for `approximate_size`'s error)."""
 
 
-def _new_items(record: NewRecord) -> list[Item]:
+def _new_items(record: NewRecord, holds: AbstractSet[str] = frozenset()) -> list[Item]:
     """What a new job is: its item, and its payload's side item if it has one."""
-    return [_item(record)] + ([record.payload.side_item] if record.payload.side_item else [])
+    return [_item(record, holds)] + ([record.payload.side_item] if record.payload.side_item else [])
 
 
 def _put(item: Item) -> dict[str, Any]:
     return {"Put": {"Item": serialize(item)}}
 
 
-def transaction_groups(jobs: list[list[Item]]) -> list[list[list[Item]]]:
-    """New jobs (each the items that make it) in groups that fit one transaction each: a
-    job is never split."""
+def transaction_groups(
+    jobs: list[list[Item]], *, actions: int = TRANSACTION_ACTIONS
+) -> list[list[list[Item]]]:
+    """New jobs (each the items that make it) in groups that fit one transaction each (of
+    at most `actions` actions): a job is never split."""
     groups: list[list[list[Item]]] = []
-    actions = size = 0
+    used = size = 0
     for items in jobs:
         weight = sum(approximate_size(item) for item in items)
-        if not groups or actions + len(items) > TRANSACTION_ACTIONS or size + weight > TRANSACTION_BYTES:
+        if not groups or used + len(items) > actions or size + weight > TRANSACTION_BYTES:
             groups.append([])
-            actions = size = 0
+            used = size = 0
         groups[-1].append(items)
-        actions += len(items)
+        used += len(items)
         size += weight
     return groups
 

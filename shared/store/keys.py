@@ -137,6 +137,21 @@ def inflight(space_name: str) -> dict[str, str]:
     return {"pk": space(space_name), "sk": "inflight"}
 
 
+def slots(space_name: str, name: str, shard: int) -> dict[str, str]:
+    """One of the items a name's `concurrency` is split over: each its own partition."""
+    return {"pk": f"RUN#{space_name}#{name}#{shard}", "sk": "-"}
+
+
+def rate(space_name: str, name: str, shard: int) -> dict[str, str]:
+    """One of the items a name's `rate` is split over (a GCRA's theoretical arrival time)."""
+    return {"pk": f"RATE#{space_name}#{name}#{shard}", "sk": "-"}
+
+
+def ready_name(space_name: str, partition: str) -> str:
+    """The job name of a ready partition (`ready_partition`): its middle part."""
+    return partition.removeprefix(f"{space_name}#").rsplit("#", 1)[0]
+
+
 def job_name(space_name: str, name: str) -> dict[str, str]:
     return {"pk": space(space_name), "sk": f"name#{name}"}
 

@@ -1,11 +1,22 @@
-"""Space items: settings, the job names seen, and the count of unfinished jobs."""
+"""Space items: settings, the job names seen, and the count of unfinished jobs (under a cap)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from shared import limits
+from shared.ids import IdGenerator
 from shared.store import keys
+from shared.store.counters import HELD
 from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize
+from shared.store.jobs import Reservation
+
+RESERVED = "r#"
+"""The in-flight item's attributes for reservations: `r#{made at, ms}#{id}` = units left."""
+STALE_RESERVATION_MS = 15 * limits.MINUTE_MS
+"""Past any Lambda's run: a reservation this old belongs to a create that died."""
+
+_ids = IdGenerator()
 
 
 class SpaceStore:
@@ -142,24 +153,62 @@ class SpaceStore:
             if start is None:
                 return found
 
-    def reserve(self, space: str, count: int, cap: int | None) -> bool:
-        """Count `count` more unfinished jobs, unless that would pass `cap`. One write, however
-        large the backlog: the count is kept, never recounted."""
-        if count == 0:
-            return True
-        condition, vals = None, {":n": count}
-        if cap is not None:
-            condition = "attribute_not_exists(#c) OR #c <= :room"
-            vals[":room"] = cap - count
+    def reserve(self, space: str, count: int, cap: int, now_ms: int) -> Reservation | None:
+        """Take room for `count` new jobs on the space's `maxInFlight` count, unless that would
+        pass `cap` (None: it would). The room is a reservation on the count's item that the
+        jobs' own transactions turn into their holds (`JobStore.insert`); `settle` gives back
+        what they did not use, and `heal` what a create that died never settled."""
+        attribute = f"{RESERVED}{now_ms:013d}#{_ids.new(now_ms)}"
         try:
             self.db.update(
-                keys.inflight(space), "ADD #c :n", condition=condition, names={"#c": "count"}, vals=vals
+                keys.inflight(space),
+                "ADD #held :n SET #r = :n",
+                condition="attribute_not_exists(#held) OR #held <= :room",
+                names={"#held": HELD, "#r": attribute},
+                vals={":n": count, ":room": cap - count},
             )
         except ConditionFailed:
-            return False
-        return True
+            return None
+        return Reservation(space, attribute, count)
 
-    def release(self, space: str, count: int) -> None:
-        """Count `count` jobs as finished (or never made)."""
-        if count:
-            self.db.update(keys.inflight(space), "ADD #c :n", names={"#c": "count"}, vals={":n": -count})
+    def settle(self, reservation: Reservation, left: int | None = None) -> None:
+        """Give back the room of `reservation` its create did not turn into jobs: `left`
+        units (None: whatever the item says is left, after a fault that may or may not
+        have applied a write)."""
+        key = keys.inflight(reservation.space)
+        names = {"#held": HELD, "#r": reservation.attribute}
+        for _ in range(3):
+            if left is None:
+                item = self.db.get(key) or {}
+                if reservation.attribute not in item:
+                    return
+                left = int(item[reservation.attribute])
+            try:
+                self.db.update(
+                    key,
+                    "ADD #held :minus REMOVE #r",
+                    condition="#r = :left",
+                    names=names,
+                    vals={":minus": -left, ":left": left},
+                )
+                return
+            except ConditionFailed:
+                left = None  # not what was thought: read what is left
+
+    def heal(self, space: str, now_ms: int) -> int:
+        """Give back reservations older than any create can run (a create that died before
+        settling its own): how many units came back."""
+        item = self.db.get(keys.inflight(space), consistent=True) or {}
+        back = 0
+        for attribute, left in item.items():
+            if not attribute.startswith(RESERVED):
+                continue
+            made_at = int(attribute.removeprefix(RESERVED).split("#", 1)[0])
+            if made_at + STALE_RESERVATION_MS <= now_ms:
+                self.settle(Reservation(space, attribute, int(left)), int(left))
+                back += int(left)
+        return back
+
+    def in_flight(self, item: Item | None) -> int:
+        """The count on the space's in-flight item (jobs holding a place, and reservations)."""
+        return int((item or {}).get(HELD, 0))

@@ -363,7 +363,7 @@ def test_diagnostics_show_each_name_with_pending_jobs_or_a_policy_of_its_own(
         "name": "mail",
         "pending": 3,
         "claimable": 2,
-        "running": None,
+        "running": 0,
         "capped": False,
         "policy": DEFAULT_POLICY | {"concurrency": 2},
         "waitingOn": ["DELAY", "WORKER"],

@@ -181,7 +181,7 @@ def test_lines_and_events_lost_to_a_fault_still_come_to_an_end(
 
 
 def test_too_many_events_applies_the_rest_of_the_report(api: Api) -> None:
-    api.patch("/v1/spaces/work", {"maxEvents": 1})
+    api.patch("/v1/spaces/work", {"maxEvents": 1, "maxInFlight": 5})
     held = claimed(api)
     assert report(api, held, event={"n": 1}) == {"status": "RUNNING"}
     outcome = report(api, held, event={"n": 2}, progress={"percent": 90}, complete={"result": "done"})

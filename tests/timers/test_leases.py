@@ -42,7 +42,9 @@ def test_a_silent_worker_loses_the_attempt_and_the_next_worker_gets_the_job(
 def test_out_of_attempts_the_job_fails_and_leaves_the_in_flight_count(
     api: Api, bg: Background, clock: ManualClock
 ) -> None:
+    api.patch("/v1/spaces/work", {"maxInFlight": 5})
     job_id = api.post(JOBS, {"name": "n", "maxAttempts": 1}).body["id"]
+    assert api.get("/v1/spaces/work").body["inFlight"] == 1
     claim(api, leaseMs=1_000)
     clock.advance(1_000)
     bg.tick()
