@@ -128,7 +128,9 @@ class SpaceSettings:
             raise NotFound(f"space {space} does not exist")
         settings = Settings.from_item(items.get("settings"))
         # Kept only while the space has a cap: a count nobody needs would be a hot key.
-        in_flight = self.store.in_flight(items.get("inflight")) if settings.max_in_flight is not None else None
+        in_flight = (
+            self.store.in_flight(items.get("inflight")) if settings.max_in_flight is not None else None
+        )
         policy = Policy.of((items.get("settings") or {}).get("policy") or {})
         return {"space": space, **settings.render(), "policy": policy.render(), "inFlight": in_flight}
 

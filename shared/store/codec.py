@@ -42,6 +42,14 @@ def ready_sort(place: Place, job_id: str) -> str:
     return keys.later_sort(place.ready_at_ms, job_id)
 
 
+def ready_lane(job: Job) -> str:
+    """The ready partition a job waits in for its life: its key's lane for a job with a
+    `concurrencyKey` (`shared.store.keyed`), else a shard of its name's."""
+    if job.concurrency_key is not None:
+        return keys.key_lane(job.space, job.name, job.concurrency_key)
+    return keys.ready_partition(job.space, job.name, job.id)
+
+
 def job_item(job: Job, stored: dict[str, Any], place: Place, holds: AbstractSet[str] = frozenset()) -> Item:
     """The item for a new job, waiting at `place`; `stored` holds the packed payload
     attributes, `holds` the holds it is created with (its space's `maxInFlight`)."""
@@ -64,7 +72,7 @@ def job_item(job: Job, stored: dict[str, Any], place: Place, holds: AbstractSet[
         "lineCount": 0,
         "eventCount": 0,
         # gpk stays for the job's life; gsk comes and goes, so only pending jobs are indexed.
-        "gpk": keys.ready_partition(job.space, job.name, job.id),
+        "gpk": ready_lane(job),
         "gsk": ready_sort(place, job.id),
         "priority": job.priority,
         **stored,

@@ -18,8 +18,9 @@ number of jobs naming it, whatever crashed where; nothing needs a recount.
   moved by a conditional write on the value read. Hand-outs use up the rate; nothing is
   given back, so a crash can only under-use it.
 
-A per-key slot (the next increment) is one more hold kind: a counter key from the job's
-`concurrencyKey`, taken and let go by the same transitions as a name's slot.
+- A key's `perKeyConcurrency`: the key's own item (`keys.key_item`, also its entry in the
+  name's ready lanes: `shared.store.keyed`), taken and let go by the same transitions as a
+  name's slot. Letting a key slot go lists the key again in the same write (it has room now).
 """
 
 from __future__ import annotations
@@ -71,6 +72,9 @@ def rate_shares(tokens: int, interval_ms: int) -> list[RateShare]:
 def counter_key(space: str, name: str, hold: Hold) -> dict[str, str]:
     if hold.kind == "space":
         return keys.inflight(space)
+    if hold.kind == "key":
+        assert hold.key is not None, "a key slot names its key"
+        return keys.key_item(space, name, hold.key)
     return keys.slots(space, name, hold.shard)
 
 
@@ -88,15 +92,27 @@ def take_action(space: str, name: str, take: Take) -> dict[str, Any]:
     return {"Update": update}
 
 
-def release_action(space: str, name: str, hold: Hold) -> dict[str, Any]:
-    return {
-        "Update": {
-            "Key": serialize(counter_key(space, name, hold)),
-            "UpdateExpression": "ADD #held :minus",
-            "ExpressionAttributeNames": {"#held": HELD},
-            "ExpressionAttributeValues": values({":minus": -1}),
-        }
+def release_action(space: str, name: str, hold: Hold, back: tuple[str, int] | None = None) -> dict[str, Any]:
+    """A transaction's update of the counter a hold is let go on. A key slot let go lists the
+    key again (it has room now; a claim that finds it full takes it out again), and clears an
+    empty look; `back` (the sort key and ready time of a job coming back to the key's lane)
+    gives the entry a head if it had none (`shared.store.keyed`)."""
+    update: dict[str, Any] = {
+        "Key": serialize(counter_key(space, name, hold)),
+        "UpdateExpression": "ADD #held :minus",
+        "ExpressionAttributeNames": {"#held": HELD},
+        "ExpressionAttributeValues": values({":minus": -1}),
     }
+    if hold.kind == "key":
+        assert hold.key is not None
+        sets = ["gpk = :gpk"]
+        vals: dict[str, Any] = {":minus": -1, ":gpk": keys.key_entry_partition(space, name, hold.key)}
+        if back is not None:
+            sets += ["gsk = if_not_exists(gsk, :gsk)", "readyAtMs = if_not_exists(readyAtMs, :ready)"]
+            vals |= {":gsk": back[0], ":ready": back[1]}
+        update["UpdateExpression"] = f"SET {', '.join(sets)} REMOVE emptySeenAtMs ADD #held :minus"
+        update["ExpressionAttributeValues"] = values(vals)
+    return {"Update": update}
 
 
 class Counters:

@@ -26,11 +26,13 @@ from shared.store.codec import (
     approximate_size,
     job_from_item,
     job_item,
+    ready_sort,
     released,
     transition_update,
     ttl_seconds,
 )
 from shared.store.counters import Counters, release_action, slot_shares, take_action
+from shared.store.keyed import KeyEntries, KeyLook
 from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize, values
 from shared.store.leases import LeaseBook
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE
@@ -138,6 +140,7 @@ class JobStore:
         self.blobs = blob_store
         self.leases = leases
         self.counters = Counters(db)
+        self.key_entries = KeyEntries(db)
 
     # -- create ---------------------------------------------------------------
 
@@ -148,6 +151,7 @@ class JobStore:
         *,
         key_released: Callable[[KeyHold], bool],
         reservation: Reservation | None = None,
+        per_key: Mapping[str, int | None] | None = None,
     ) -> list[Inserted]:
         """Store new jobs. A job with a key takes the key in the same transaction as it is
         written, so two racing creates with one key make one job; `key_released` says
@@ -160,8 +164,12 @@ class JobStore:
 
         Under a `reservation` (the space has a `maxInFlight`) every job is written holding its
         place in the count, in a transaction that takes that place from the reservation: a
-        job is never counted without existing, nor exists uncounted."""
+        job is never counted without existing, nor exists uncounted.
+
+        A job with a `concurrencyKey` waits in its key's lane: its key's entry is made to find
+        it first (`_enter_keys`), with `per_key` each name's `perKeyConcurrency`."""
         self.blobs.store([r.payload for r in records if r.payload.s3_key is not None])
+        self._enter_keys(space, records, per_key or {})
         holds = frozenset({Hold("space").tag}) if reservation is not None else frozenset()
         plain = [r for r in records if r.job.key is None]
         if reservation is None:
@@ -179,6 +187,30 @@ class JobStore:
             self._insert_keyed(space, r, key_released, reservation) if r.job.key else Inserted(r.job.id, True)
             for r in records
         ]
+
+    def _enter_keys(self, space: str, records: list[NewRecord], per_key: Mapping[str, int | None]) -> None:
+        """Before keyed jobs are written, each key's entry is moved to the first of them (if it
+        goes first) and listed if the key has room: one read a key, and a write only when
+        something changes. (A crash before the jobs are written leaves an entry with nothing
+        new behind it, which claims clear; never a job its key's entry does not lead to.)"""
+        first: dict[tuple[str, str], NewRecord] = {}
+        for record in records:
+            job = record.job
+            if job.concurrency_key is None:
+                continue
+            at = (job.name, job.concurrency_key)
+            if at not in first or _sort_key(record) < _sort_key(first[at]):
+                first[at] = record
+        for (name, key), record in first.items():
+            self.key_entries.enter(
+                space,
+                name,
+                key,
+                gsk=_sort_key(record),
+                ready_at_ms=record.place.ready_at_ms,
+                priority=record.job.priority,
+                cap=per_key.get(name),
+            )
 
     def _transact_new(self, actions: list[dict[str, Any]]) -> None:
         """Write new items in one transaction, again while another one touches them."""
@@ -277,7 +309,7 @@ class JobStore:
                         start=start,
                         filter_expression=filter_expression,
                     )
-                    found += rows
+                    found += [r for r in rows if not keys.is_key_entry(r)]
                     if start is None:
                         break
         return found[:limit]
@@ -300,7 +332,8 @@ class JobStore:
                     start=start,
                 )
                 for row in rows:
-                    census.count(row, now_ms)
+                    if not keys.is_key_entry(row):
+                        census.count(row, now_ms)
                 if start is None:
                     break
             if census.pending >= cap:
@@ -463,20 +496,29 @@ class JobStore:
         lease_ms: int | None,
         payload_budget: int,
         limits: Mapping[str, NameLimits] | None = None,
+        per_key: Mapping[str, int | None] | None = None,
     ) -> list[Claimed]:
         """Hand out up to `count` jobs of `names` (each with its aging interval in force), in
         order of hand-out, each by a conditional write that only one claim can win; a name
         with `limits` gets no more than its room (`_room`), each of its jobs taking a slot
-        of its `concurrency` in the job's own write."""
+        of its `concurrency` in the job's own write. Keys' entries among the candidates are
+        read for their head jobs (`_expand_keys`; `per_key`: each name's
+        `perKeyConcurrency`), each of which takes a slot of its key in its own write."""
         chosen: list[tuple[Item, Transition]] = []
         budget = payload_budget
         rows = self.candidates(space, names, now_ms, count)
+        rows, looks = self._expand_keys(space, rows, names, now_ms, count, per_key or {})
         room = self._room(space, rows, limits or {}, count, now_ms)
         for row in rows:
             if len(chosen) >= count + 8:
                 break
             if room.get(_name_of(space, row), 1) <= 0:
                 continue
+            look = looks.get(_key_of(row, space))
+            if look is not None and look.room <= len(look.tried):
+                continue
+            if look is not None:
+                look.tried.add(row["sk"])
             size = row.get("payloadBytes", 0)
             if size > budget and chosen:
                 continue
@@ -486,6 +528,7 @@ class JobStore:
                 (row, claim_transition(attempt_before=row["attempt"], now_ms=now_ms, lease_ms=lease))
             )
         if not chosen:
+            self._settle_keys(space, looks, now_ms)
             return []
         # Write-ahead: the lease book learns of these claims before they happen, so a crash
         # between the claims and the answer can never strand a running job.
@@ -500,16 +543,28 @@ class JobStore:
             name = _name_of(space, row)
             if name in room and room[name] <= 0:
                 continue
+            look = looks.get(_key_of(row, space))
+            if look is not None:
+                if look.won >= look.room:
+                    continue
+                transition = _with_takes(transition, Take(Hold("key", key=look.key), look.cap))
             try:
                 item = self._claim_one(space, name, row, transition, slots.get(name), room.shares.get(name))
             except ConditionFailed:
                 continue  # another claim won it, or it changed since the index saw it
+            except CounterFull:
+                assert look is not None
+                look.room = look.won  # the key filled up since its item was read
+                continue
             if item is None:
                 room[name] = 0  # every slot of the name is taken
                 continue
             won.append(item)
             if name in room:
                 room[name] -= 1
+            if look is not None:
+                look.won += 1
+        self._settle_keys(space, looks, now_ms)
         bodies = self.blobs.read_many(space, [(item, "payload") for item in won])
         return [Claimed(item, body) for item, body in zip(won, bodies, strict=True)]
 
@@ -530,13 +585,65 @@ class JobStore:
             shard = random.choice([n for n, left in enumerate(free) if left > 0])
             take = Take(Hold("name", shard), shares[shard])
             try:
-                item = self.apply(space, row["sk"], _with_takes(transition, take), name=name)
-            except CounterFull:
+                item = self.apply(
+                    space, row["sk"], _with_takes(transition, *transition.takes, take), name=name
+                )
+            except CounterFull as full:
+                if full.hold.kind != "name":
+                    raise
                 free[shard] = 0
                 continue
             free[shard] -= 1
             return item
         return None
+
+    def _expand_keys(
+        self,
+        space: str,
+        rows: list[Item],
+        names: Mapping[str, int],
+        now_ms: int,
+        count: int,
+        per_key: Mapping[str, int | None],
+    ) -> tuple[list[Item], dict[tuple[str, str], KeyLook]]:
+        """Candidates with each key entry near the head replaced by its key's head jobs, as many
+        as the key has room for (its item read strongly consistent, its lane from the head),
+        in order of hand-out among the rest. A full key's entry is taken out of the lanes and
+        its lane not read: a full key's backlog costs a claim nothing."""
+        entries = [r for r in rows[: count + 8] if keys.is_key_entry(r)]
+        jobs = [r for r in rows if not keys.is_key_entry(r)]
+        if not entries:
+            return jobs, {}
+        items = self.key_entries.read(space, entries)
+        looks: dict[tuple[str, str], KeyLook] = {}
+        found: list[tuple[int, str, Item]] = []
+        for entry in entries:
+            item = items.get(entry["pk"])
+            if item is None or "concurrencyKey" not in item:
+                continue
+            name = keys.ready_name(space, entry["gpk"])
+            look = KeyLook(name, str(item["concurrencyKey"]), per_key.get(name), item)
+            if look.cap is not None and look.held >= look.cap:
+                self.key_entries.delist(space, name, look.key, look.cap)
+                continue
+            look.room = count if look.cap is None else min(count, look.cap - look.held)
+            # Read a little past the room: the index may still show jobs just claimed.
+            look.read_limit = look.room + 2
+            look.rows = self.key_entries.lane(space, name, look.key, now_ms, look.read_limit)
+            aging_ms = names.get(name, 0)
+            for row in look.rows:
+                row["name"] = name
+                found.append((_order(row, aging_ms), row["sk"], row))
+            looks[(name, look.key)] = look
+        found += [(_order(r, names.get(_name_of(space, r), 0)), r["sk"], r) for r in jobs]
+        found.sort(key=lambda f: (f[0], f[1]))
+        return [row for _, _, row in found], looks
+
+    def _settle_keys(self, space: str, looks: Mapping[tuple[str, str], KeyLook], now_ms: int) -> None:
+        """Move each key's entry read by this claim to its next head, or out of the lanes
+        (`KeyEntries.settle`)."""
+        for look in looks.values():
+            self.key_entries.settle(space, look, now_ms)
 
     def _room(
         self, space: str, rows: list[Item], limits: Mapping[str, NameLimits], count: int, now_ms: int
@@ -598,6 +705,7 @@ class JobStore:
         callback = transition.has_callback
         holds = frozenset((held or {}).get(HOLDS) or ())
         name = name or (held or {}).get("name")
+        concurrency_key = (held or {}).get("concurrencyKey")
         for _ in range(4):
             try:
                 return self._write(
@@ -609,6 +717,7 @@ class JobStore:
                     name=name,
                     extra=extra,
                     stored=stored,
+                    concurrency_key=concurrency_key,
                 )
             except ConditionFailed as failed:
                 item = failed.item or {}
@@ -618,6 +727,7 @@ class JobStore:
                 stood = frozenset(item.get(HOLDS) or ())
                 if transition.lets_go and item and stood != holds and _guard_allows(transition, item):
                     holds, name, again = stood, item.get("name", name), True
+                    concurrency_key = item.get("concurrencyKey")
                 if not again:
                     raise
         raise ConditionFailed(None)
@@ -633,6 +743,7 @@ class JobStore:
         name: str | None,
         extra: Callable[[UpdateBuilder], None] | None,
         stored: dict[str, Any] | None,
+        concurrency_key: str | None = None,
     ) -> Item:
         update = transition_update(job_id, transition, callback=callback, holds=holds)
         for attribute, value in (stored or {}).items():
@@ -644,9 +755,15 @@ class JobStore:
         if not gone and not transition.takes:
             return self.db.apply(key, update, returns="ALL_NEW")
         assert name is not None, f"{transition.name} changes a count of a job whose name is unknown"
-        counters = [release_action(space, name, Hold.of(tag)) for tag in sorted(gone)]
+        # A job back in its key's lane gives the key's entry a head if it had none.
+        place = transition.place if transition.to == JobStatus.PENDING else None
+        back = (ready_sort(place, job_id), place.ready_at_ms) if place is not None else None
+        counters = [release_action(space, name, Hold.of(tag, concurrency_key), back) for tag in sorted(gone)]
         counters += [take_action(space, name, take) for take in transition.takes]
         self._transact_counted(_update_action(key, update), counters, transition.takes)
+        if back is not None and concurrency_key is not None:
+            # Only the key's place in the order depends on this write: it may go first now.
+            self.key_entries.lower(space, name, concurrency_key, gsk=back[0], ready_at_ms=back[1])
         # A transaction answers nothing: the item after it is read (strongly consistent).
         return self.db.get(key) or {}
 
@@ -685,6 +802,24 @@ class _Room(dict[str, int]):
 
 def _name_of(space: str, row: Item) -> str:
     return str(row["name"]) if "name" in row else keys.ready_name(space, row["gpk"])
+
+
+def _key_of(row: Item, space: str) -> tuple[str, str] | None:
+    """The (name, concurrency key) of a keyed candidate; None for a job without a key."""
+    key = row.get("concurrencyKey")
+    return None if key is None else (_name_of(space, row), str(key))
+
+
+def _order(row: Item, aging_ms: int) -> int:
+    """A candidate's order of hand-out: a due job's from its sort key, a later job's from its
+    ready time and priority under the aging interval in force now."""
+    if keys.is_due(row["gsk"]):
+        return keys.due_order(row["gsk"])
+    return hand_out_order(ready_at_ms=row["readyAtMs"], priority=row.get("priority", 0), aging_ms=aging_ms)
+
+
+def _sort_key(record: NewRecord) -> str:
+    return ready_sort(record.place, record.job.id)
 
 
 def _with_takes(transition: Transition, *takes: Take) -> Transition:
@@ -735,7 +870,9 @@ def _put(item: Item) -> dict[str, Any]:
     return {"Put": {"Item": serialize(item)}}
 
 
-def transaction_groups(jobs: list[list[Item]], *, actions: int = TRANSACTION_ACTIONS) -> list[list[list[Item]]]:
+def transaction_groups(
+    jobs: list[list[Item]], *, actions: int = TRANSACTION_ACTIONS
+) -> list[list[list[Item]]]:
     """New jobs (each the items that make it) in groups that fit one transaction each (of
     at most `actions` actions): a job is never split."""
     groups: list[list[list[Item]]] = []

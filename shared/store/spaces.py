@@ -171,7 +171,10 @@ class SpaceStore:
                 left = int(item[reservation.attribute])
             try:
                 self.db.update(
-                    key, "ADD #held :minus REMOVE #r", condition="#r = :left", names=names,
+                    key,
+                    "ADD #held :minus REMOVE #r",
+                    condition="#r = :left",
+                    names=names,
                     vals={":minus": -left, ":left": left},
                 )
                 return
