@@ -514,11 +514,6 @@ class JobStore:
                 break
             if room.get(_name_of(space, row), 1) <= 0:
                 continue
-            look = looks.get(_key_of(row, space))
-            if look is not None and look.room <= len(look.tried):
-                continue
-            if look is not None:
-                look.tried.add(row["sk"])
             size = row.get("payloadBytes", 0)
             if size > budget and chosen:
                 continue
@@ -547,6 +542,7 @@ class JobStore:
             if look is not None:
                 if look.won >= look.room:
                     continue
+                look.tried.add(row["sk"])
                 transition = _with_takes(transition, Take(Hold("key", key=look.key), look.cap))
             try:
                 item = self._claim_one(space, name, row, transition, slots.get(name), room.shares.get(name))
@@ -629,7 +625,7 @@ class JobStore:
             look.room = count if look.cap is None else min(count, look.cap - look.held)
             # Read a little past the room: the index may still show jobs just claimed.
             look.read_limit = look.room + 2
-            look.rows = self.key_entries.lane(space, name, look.key, now_ms, look.read_limit)
+            self.key_entries.lane(look, space, now_ms, look.read_limit)
             aging_ms = names.get(name, 0)
             for row in look.rows:
                 row["name"] = name

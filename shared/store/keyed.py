@@ -27,6 +27,7 @@ reads the entry reads the key's lane from its true head.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,9 @@ class KeyLook:
     cap: int | None
     item: Item
     rows: list[Item] = field(default_factory=list)
+    """The key's claimable head jobs, in its lane's order."""
+    upcoming: Item | None = None
+    """The first job of the key's lane not claimable yet, if the read reached it."""
     room: int = 0
     read_limit: int = 0
     tried: set[str] = field(default_factory=set)
@@ -136,16 +140,25 @@ class KeyEntries:
         rows = self.db.batch_get([{"pk": e["pk"], "sk": e["sk"]} for e in entries])
         return {row["pk"]: row for row in rows}
 
-    def lane(self, space: str, name: str, key: str, now_ms: int, limit: int) -> list[Item]:
-        """Up to `limit` claimable jobs from the head of the key's lane: due ones in order, then
-        later ones whose time has come."""
-        rows, _ = self.db.query(
-            "gpk = :p AND gsk <= :hi",
-            vals={":p": keys.key_lane(space, name, key), ":hi": keys.later_bound(now_ms)},
-            index=READY_INDEX,
-            limit=limit,
-        )
-        return rows
+    def lane(self, look: KeyLook, space: str, now_ms: int, limit: int) -> None:
+        """Read up to `limit` claimable jobs from the head of the key's lane into `look`: due
+        ones in order, then later ones whose time has come, and the first job not claimable
+        yet (where the key's entry waits when none is left). As the name's lanes are read, a
+        full page of due jobs leaves the later ones to a query of their own."""
+        lane = keys.key_lane(space, look.name, look.key)
+        rows, _ = self.db.query("gpk = :p", vals={":p": lane}, index=READY_INDEX, limit=limit)
+        bound = keys.later_bound(now_ms)
+        due = [r for r in rows if keys.is_due(r["gsk"])]
+        later = [r for r in rows if not keys.is_due(r["gsk"])]
+        if len(due) == limit:
+            later, _ = self.db.query(
+                "gpk = :p AND gsk BETWEEN :lo AND :hi",
+                vals={":p": lane, ":lo": keys.LATER, ":hi": bound},
+                index=READY_INDEX,
+                limit=limit,
+            )
+        look.rows = due + [r for r in later if r["gsk"] <= bound]
+        look.upcoming = next((r for r in later if r["gsk"] > bound), None)
 
     def delist(self, space: str, name: str, key: str, cap: int) -> None:
         """Take a full key out of the name's lanes (while it is full: a release in between
@@ -162,56 +175,64 @@ class KeyEntries:
             pass
 
     def settle(self, space: str, look: KeyLook, now_ms: int) -> None:
-        """After a claim: move the entry to the key's next head (the first job read and not
-        tried), or ahead by the index's lag when none was read; remove it after a second
-        empty look; take the key out of the lanes if the claim filled it."""
-        item_key = keys.key_item(space, look.name, look.key)
+        """After a claim: move the entry to the key's next head (`_next_head`), on the condition
+        that it is still where this claim read it (a create or a release that moved it since
+        placed it as well or better); take the key out of the lanes if the claim filled it."""
         read = look.item.get("gsk")
-        rest = [r for r in look.rows if r["sk"] not in look.tried]
-        head_names = {"#gsk": "gsk"}
-        head_vals: dict[str, Any] = {":read": read}
-        condition = "#gsk = :read" if read is not None else "attribute_not_exists(#gsk)"
-        if rest:
-            nxt = rest[0]
-            expression = "SET #gsk = :gsk, readyAtMs = :ready, priority = :priority REMOVE #seen"
-            head_vals |= {
-                ":gsk": nxt["gsk"],
-                ":ready": nxt.get("readyAtMs", now_ms),
-                ":priority": nxt.get("priority", 0),
-            }
-        elif look.rows and len(look.rows) >= look.read_limit:
-            last = look.rows[-1]
-            expression = "SET #gsk = :gsk, readyAtMs = :ready REMOVE #seen"
-            head_vals |= {":gsk": last["gsk"], ":ready": last.get("readyAtMs", now_ms)}
-        elif (
-            not look.rows and EMPTY_SEEN in look.item and int(look.item[EMPTY_SEEN]) <= now_ms - INDEX_LAG_MS
-        ):
-            # Empty twice, the index's lag apart, and no create since: nothing is behind it.
-            expression = "REMOVE #gsk, readyAtMs, priority, #seen"
-            condition += " AND #seen = :seen"
-            head_vals[":seen"] = look.item[EMPTY_SEEN]
-        else:
-            again = now_ms + INDEX_LAG_MS
-            expression = "SET #gsk = :gsk, readyAtMs = :ready, priority = :zero"
-            head_vals |= {":gsk": keys.later_sort(again, "-"), ":ready": again, ":zero": 0}
-            if not look.rows:
-                expression += ", #seen = if_not_exists(#seen, :now)"
-                head_vals[":now"] = now_ms
-            else:
-                expression += " REMOVE #seen"
-        if read is not None or "REMOVE #gsk" not in expression:
-            try:
+        if read is not None:
+            expression, vals, condition = _next_head(look, now_ms)
+            names = _used({"#gsk": "gsk", "#seen": EMPTY_SEEN}, expression, condition)
+            with contextlib.suppress(ConditionFailed):
                 self.db.update(
-                    item_key,
+                    keys.key_item(space, look.name, look.key),
                     expression,
-                    condition=condition,
-                    names=_used(head_names | {"#seen": EMPTY_SEEN}, expression, condition),
-                    vals=head_vals,
+                    condition="#gsk = :read" + condition,
+                    names=names | {"#gsk": "gsk"},
+                    vals=vals | {":read": read},
                 )
-            except ConditionFailed:
-                pass  # a create or a release moved it meanwhile: theirs is as good or better
         if look.cap is not None and look.held + look.won >= look.cap:
             self.delist(space, look.name, look.key, look.cap)
+
+
+def _next_head(look: KeyLook, now_ms: int) -> tuple[str, dict[str, Any], str]:
+    """The key item's update after a claim read its lane (expression, values, extra condition):
+
+    - the first job read and not tried by the claim, if any;
+    - with a full page read and tried, the last of it (the lane goes on past it);
+    - with only later jobs left, the first of them, if it is due within the index's lag;
+    - else `INDEX_LAG_MS` ahead, marking an empty look (`emptySeenAtMs`) if nothing was
+      read at all; and a second empty look, that long after the first with no create in
+      between, removes the head: nothing is behind it."""
+    rest = [r for r in look.rows if r["sk"] not in look.tried]
+    head = "SET #gsk = :gsk, readyAtMs = :ready, priority = :priority REMOVE #seen"
+    if rest or (look.rows and len(look.rows) >= look.read_limit):
+        row = rest[0] if rest else look.rows[-1]
+        vals = {
+            ":gsk": row["gsk"],
+            ":ready": row.get("readyAtMs", now_ms),
+            ":priority": row.get("priority", 0),
+        }
+        return head, vals, ""
+    upcoming = look.upcoming
+    if upcoming is not None and upcoming["readyAtMs"] < now_ms + INDEX_LAG_MS:
+        vals = {
+            ":gsk": upcoming["gsk"],
+            ":ready": upcoming["readyAtMs"],
+            ":priority": upcoming.get("priority", 0),
+        }
+        return head, vals, ""
+    empty = not look.rows and upcoming is None
+    seen = look.item.get(EMPTY_SEEN)
+    if empty and seen is not None and int(seen) <= now_ms - INDEX_LAG_MS:
+        return "REMOVE #gsk, readyAtMs, priority, #seen", {":seen": seen}, " AND #seen = :seen"
+    again = now_ms + INDEX_LAG_MS
+    vals = {":gsk": keys.later_sort(again, "-"), ":ready": again, ":priority": 0}
+    if empty:
+        expression = (
+            "SET #gsk = :gsk, readyAtMs = :ready, priority = :priority, #seen = if_not_exists(#seen, :now)"
+        )
+        return expression, vals | {":now": now_ms}, ""
+    return head, vals, ""
 
 
 def _used(names: dict[str, str], *texts: str | None) -> dict[str, str]:

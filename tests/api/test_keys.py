@@ -1,0 +1,121 @@
+"""Per-key limits through the handlers: `perKeyConcurrency` holds, a full key's backlog never
+starves the other keys (nor costs a claim reads), and the order of hand-out holds across keys."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shared.clock import ManualClock
+from shared.runtime import Runtime
+from shared.store import keys
+from shared.store.keyed import INDEX_LAG_MS
+from tests.support import Api
+
+SPACE = "/v1/spaces/keys"
+JOBS = f"{SPACE}/jobs"
+CLAIM = f"{JOBS}:claim"
+REPORT = f"{JOBS}:report"
+MINUTE = 60_000
+
+
+def policy_path(name: str) -> str:
+    return f"{SPACE}/names/{name}/policy"
+
+
+def create(api: Api, name: str = "n", **fields: Any) -> str:
+    answer = api.post(JOBS, {"name": name, **fields})
+    assert answer.status == 200, answer
+    return str(answer.body["id"])
+
+
+def claim(api: Api, count: int = 1, names: list[str] | None = None) -> list[str]:
+    body: dict[str, Any] = {"count": count} | ({"names": names} if names else {})
+    answer = api.post(CLAIM, body)
+    assert answer.status == 200, answer
+    return [job["id"] for job in answer.body["jobs"]]
+
+
+def report(api: Api, job_id: str, attempt: int = 1, **outcome: Any) -> None:
+    answer = api.post(REPORT, {"id": job_id, "attempt": attempt, **(outcome or {"complete": {"result": None}})})
+    assert answer.status == 200 and "rejection" not in answer.body["outcomes"][0], answer
+
+
+def waiting(api: Api, job_id: str) -> Any:
+    return api.get(f"{JOBS}/{job_id}").body.get("waitingOn")
+
+
+def test_one_job_of_a_key_runs_at_a_time_by_default_and_the_next_goes_when_it_ends(
+    api: Api, clock: ManualClock
+) -> None:
+    a1 = create(api, concurrencyKey="a")
+    a2 = create(api, concurrencyKey="a")
+    b1 = create(api, concurrencyKey="b")
+    plain = create(api)
+    assert claim(api, 10) == [a1, b1, plain]
+    assert claim(api, 10) == []
+    assert waiting(api, a2) == {"reason": "KEY_CONCURRENCY", "key": "a"}
+    report(api, a1)
+    assert waiting(api, a2) == {"reason": "WORKER"}
+    assert claim(api, 10) == [a2]
+
+
+def test_per_key_concurrency_is_the_names_policy_and_a_claim_gets_the_room_there_is(api: Api) -> None:
+    api.patch(policy_path("n"), {"perKeyConcurrency": 3})
+    jobs = [create(api, concurrencyKey="a") for _ in range(5)]
+    assert claim(api, 10) == jobs[:3]
+    report(api, jobs[1])
+    assert claim(api, 10) == [jobs[3]]
+    api.patch(policy_path("n"), {"perKeyConcurrency": None})
+    report(api, jobs[0])  # a release lists the key again; with no limit, every job goes
+    assert claim(api, 10) == [jobs[4]]
+
+
+def test_a_job_back_from_a_release_or_a_retry_is_found_again(api: Api, clock: ManualClock) -> None:
+    job = create(api, concurrencyKey="a")
+    assert claim(api) == [job]
+    report(api, job, 1, release={})
+    assert claim(api) == [job]
+    report(api, job, 2, fail={"error": "busy", "retryAfterMs": 5_000})
+    assert claim(api) == []
+    assert waiting(api, job)["reason"] == "BACKOFF"
+    clock.advance(5_000)
+    assert claim(api) == [job]
+
+
+def test_a_key_emptied_and_used_again_is_found_and_its_entry_is_cleared_in_between(
+    api: Api, rt: Runtime, clock: ManualClock
+) -> None:
+    first = create(api, concurrencyKey="a")
+    assert claim(api) == [first]
+    report(api, first)
+    entry = keys.key_item("keys", "n", "a")
+    assert claim(api) == []
+    clock.advance(INDEX_LAG_MS)
+    assert claim(api) == []  # looks at the empty lane: once
+    clock.advance(INDEX_LAG_MS)
+    assert claim(api) == []  # and again, the index's lag later: the entry goes
+    assert "gsk" not in (rt.db.get(entry) or {})
+    again = create(api, concurrencyKey="a")
+    assert claim(api) == [again]
+
+
+def test_priority_and_aging_hold_across_keys(api: Api, clock: ManualClock) -> None:
+    old = create(api, concurrencyKey="a")
+    clock.advance(MINUTE - 1)
+    not_old_enough = create(api, concurrencyKey="b", priority=1)
+    unkeyed = create(api, priority=1)
+    assert claim(api, 2) == [not_old_enough, unkeyed]
+    clock.advance(2)
+    newer = create(api, concurrencyKey="c", priority=1)
+    assert claim(api) == [old], "waited more than a minute: ahead of a priority-1 job of another key"
+    high = create(api, concurrencyKey="d", priority=5)
+    assert claim(api, 2) == [high, newer]
+
+
+def test_within_a_key_priority_decides_too(api: Api, clock: ManualClock) -> None:
+    low = create(api, concurrencyKey="a")
+    clock.advance(1)
+    high = create(api, concurrencyKey="a", priority=3)
+    assert claim(api) == [high]
+    report(api, high)
+    assert claim(api) == [low]
