@@ -3,12 +3,24 @@ starves the other keys (nor costs a claim reads), and the order of hand-out hold
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
+from moto import mock_aws
+
+from devserver.wiring import build_runtime
 from shared.clock import ManualClock
-from shared.runtime import Runtime
+from shared.queue import QueueConfig
+from shared.runtime import Runtime, install
+from shared.schema import NewJob
 from shared.store import keys
+from shared.store.codec import ready_sort
+from shared.store.jobs import _item
 from shared.store.keyed import INDEX_LAG_MS
+from tests.conftest import mint
 from tests.support import Api
 
 SPACE = "/v1/spaces/keys"
@@ -119,3 +131,74 @@ def test_within_a_key_priority_decides_too(api: Api, clock: ManualClock) -> None
     assert claim(api) == [high]
     report(api, high)
     assert claim(api) == [low]
+
+
+BACKLOG = int(__import__("os").environ.get("KEYS_BACKLOG", "100000"))
+
+
+@pytest.fixture
+def fast_rt(clock: ManualClock) -> Iterator[Runtime]:
+    """A runtime on `emit dev`'s embedded DynamoDB (per-partition queries): plain moto reads
+    every item for each query, which a 100,000-job backlog makes minutes long."""
+    with mock_aws():
+        runtime = build_runtime(clock=clock, fast=True, queue_config=QueueConfig(max_wait_ms=0))
+        install(runtime)
+        try:
+            yield runtime
+        finally:
+            install(None)
+
+
+def test_a_full_keys_backlog_of_100000_never_starves_another_key_nor_costs_reads(
+    fast_rt: Runtime, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One key at its limit with 100,000 pending jobs: a job of another key is handed out by
+    the next claim, which reads a few items and index rows, never the backlog."""
+    rt = fast_rt
+    api = Api(mint(rt, ["admin"]))
+    running = create(api, concurrencyKey="full")
+    assert claim(api) == [running]
+    # The backlog goes in as a create writes it (the key's entry told first, then one batch
+    # of job items), each item the first one's with its own id.
+    started = time.monotonic()
+    settings = rt.settings.get("keys")
+    request = NewJob.model_validate({"name": "n", "concurrencyKey": "full"})
+    first = rt.queue._new_record("keys", request, settings, clock.now_ms(), "", aging_ms=MINUTE)
+    rt.jobs.insert("keys", [first], key_released=lambda _: False, per_key={"n": 1})
+    template = _item(first)
+    backlog = []
+    for _ in range(BACKLOG - 1):
+        job_id = rt.queue._ids.new(clock.now_ms())
+        backlog.append(
+            template | keys.job("keys", job_id) | {"gsk": ready_sort(first.place, job_id)}
+        )
+    rt.db.batch_put(backlog)
+    print(f"backlog written in {time.monotonic() - started:.1f} s")
+    clock.advance(1)
+    other = create(api, concurrencyKey="other")
+
+    calls: list[str] = []
+    rows_read: list[int] = []
+
+    def counted(method: str) -> Any:
+        real = getattr(rt.db, method)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            answer = real(*args, **kwargs)
+            calls.append(method)
+            found = answer[0] if method == "query" else answer
+            rows_read.append(len(found) if isinstance(found, list) else int(found is not None))
+            return answer
+
+        return call
+
+    for method in ("get", "batch_get", "query"):
+        monkeypatch.setattr(rt.db, method, counted(method))
+    started = time.monotonic()
+    assert claim(api, 10) == [other]
+    print(f"claim in {time.monotonic() - started:.1f} s")
+    assert len(calls) <= 12, calls
+    assert sum(rows_read) <= 20, list(zip(calls, rows_read, strict=True))
+    # And the full key's next job follows its running one, not before.
+    report(api, running)
+    assert claim(api) == [first.job.id]
