@@ -70,6 +70,8 @@ ALLOWED_TO_STAY = {
     "T": "tokens: an admin revokes them",
     "SPACES": "the list of spaces the clock walks: a space outlives its jobs",
     "S#": "a space's settings, job names and in-flight count: a space outlives its jobs",
+    "RUN#": "a name's concurrency slot counters: a name outlives its jobs (each must count 0)",
+    "RATE#": "a name's rate items (the time its rate next allows): a name outlives its jobs",
 }
 """What may stay in the table for good after every job is gone, and why. Everything else
 (jobs, side items, lines, events, keys, deliveries, lease buckets) must be removed by the
@@ -422,9 +424,7 @@ class World:
     # -- what must hold ------------------------------------------------------------
 
     def problems(self) -> list[str]:
-        """Every broken promise, in words. (The space's in-flight count is not checked: it
-        can drift under faults, which issue 10, flow control, fixes by bringing every count
-        inside its transition.)"""
+        """Every broken promise, in words."""
         found = list(self.errors)
         final = self.final
         left = self.items()
@@ -445,6 +445,26 @@ class World:
                 found.append(f"job {job_id} attempt {attempt} was handed out {times} times")
         found += self._callback_problems()
         found += self._leftovers(left)
+        found += self._counts(left)
+        return found
+
+    @staticmethod
+    def _counts(left: list[dict[str, Any]]) -> list[str]:
+        """Every job has finished: no count may still hold anything (a leak would be for
+        good: a space answering 429, a name never handed out again), and no reservation of
+        a create that died may be left unhealed."""
+        found = []
+        for item in left:
+            counter = item["pk"].startswith("RUN#") or (
+                item["pk"].startswith("S#") and item["sk"] == "inflight"
+            )
+            if not counter:
+                continue
+            if item.get("held", 0) != 0:
+                found.append(f"count {item['pk']} / {item['sk']} holds {item['held']} with no job unfinished")
+            reserved = sorted(a for a in item if a.startswith("r#"))
+            if reserved:
+                found.append(f"count {item['pk']} keeps reservations nobody settled: {reserved}")
         return found
 
     def _findable(self, item: dict[str, Any], listed: set[tuple[str, str]]) -> bool:

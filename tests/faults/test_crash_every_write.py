@@ -172,6 +172,46 @@ def removal_records(w: World) -> list[dict[str, Any]]:
     return w.bg.records()
 
 
+def limited(setup: Callable[[World], Any]) -> Callable[[World], Any]:
+    """`setup` in a space with a `maxInFlight` and a name with a `concurrency` and a `rate`:
+    every job holds a place in the space's count, every running one a slot."""
+
+    def run(w: World) -> Any:
+        w.request("PATCH", f"/v1/spaces/{SPACE}", {"maxInFlight": 10})
+        policy = {"concurrency": 2, "rate": {"tokens": 100, "intervalMs": 1_000}}
+        w.request("PATCH", f"/v1/spaces/{SPACE}/names/n/policy", policy)
+        return setup(w)
+
+    return run
+
+
+LIMITED = [
+    Operation(
+        "limited-create-batch",
+        limited(nothing),
+        lambda w, _: w.create(
+            {
+                "jobs": [
+                    {"name": "n", "callback": CALLBACK},
+                    {"name": "n", "payload": SIDE, "callback": CALLBACK},
+                ]
+            }
+        ),
+    ),
+    Operation("limited-create-keyed", limited(nothing), lambda w, _: w.create({"name": "n", "key": "k"})),
+    Operation("limited-claim", limited(two_pending), lambda w, _: w.claim(2)),
+    Operation("limited-complete", limited(one_claimed), reporting(complete={"result": SIDE})),
+    Operation("limited-fail-retry", limited(one_claimed), reporting(fail={"error": TRACE})),
+    Operation(
+        "limited-fail-for-good", limited(one_claimed), reporting(fail={"error": "e", "unrecoverable": True})
+    ),
+    Operation("limited-release", limited(one_claimed), reporting(release={})),
+    Operation("limited-cancel", limited(pending_and_running), lambda w, ids: w.cancel(ids)),
+    Operation("limited-tick-lease-expiry", limited(lease_ended), lambda w, _: w.tick_invoke(), next_tick),
+    Operation("limited-tick-never-claimed", limited(never_claimed), lambda w, _: w.tick_invoke(), next_tick),
+]
+"""The state changes that take or let go of a count (issue 10, point 2)."""
+
 OPERATIONS = [
     Operation(
         "create-single", nothing, lambda w, _: w.create({"name": "n", "payload": SIDE, "callback": CALLBACK})
@@ -241,6 +281,7 @@ OPERATIONS = [
     Operation("stream-retention-remove", removal_records, lambda w, records: w.stream_invoke(records)),
     # The same record lost to the dead-letter queue before the stream function ever ran it.
     Operation("stream-retention-remove-dlq", removal_records, lambda w, records: None),
+    *LIMITED,
 ]
 BY_NAME = {op.name: op for op in OPERATIONS}
 
