@@ -227,7 +227,7 @@ class Hold:
     def of(cls, tag: str, key: str | None = None) -> Hold:
         kind, _, shard = tag.partition(".")
         assert kind in ALL_HOLDS, f"unknown hold {tag!r}"
-        return cls(kind, int(shard or 0), key if kind == "key" else None)  # type: ignore[arg-type]
+        return cls(kind, int(shard or 0), key if kind == "key" else None)
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,8 @@ from shared.store.codec import (
     ttl_seconds,
 )
 from shared.store.counters import Counters, release_action, slot_shares, take_action
-from shared.store.keyed import KeyEntries, KeyLook
 from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize, values
+from shared.store.keyed import KeyEntries, KeyLook
 from shared.store.leases import LeaseBook
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE
 
@@ -507,7 +507,9 @@ class JobStore:
         chosen: list[tuple[Item, Transition]] = []
         budget = payload_budget
         rows = self.candidates(space, names, now_ms, count)
-        rows, looks = self._expand_keys(space, rows, names, now_ms, count, per_key or {})
+        rows, looks = self._expand_keys(
+            space, rows, names=names, now_ms=now_ms, count=count, per_key=per_key or {}
+        )
         room = self._room(space, rows, limits or {}, count, now_ms)
         for row in rows:
             if len(chosen) >= count + 8:
@@ -530,22 +532,36 @@ class JobStore:
         self.leases.record(
             space, [(row["sk"], t.changes["attempt"], t.changes["lease_until_ms"]) for row, t in chosen]
         )
+        won = self._claim_chosen(space, chosen, count=count, room=room, looks=looks)
+        self._settle_keys(space, looks, now_ms)
+        bodies = self.blobs.read_many(space, [(item, "payload") for item in won])
+        return [Claimed(item, body) for item, body in zip(won, bodies, strict=True)]
+
+    def _claim_chosen(
+        self,
+        space: str,
+        chosen: list[tuple[Item, Transition]],
+        *,
+        count: int,
+        room: _Room,
+        looks: Mapping[tuple[str, str], KeyLook],
+    ) -> list[Item]:
+        """Claim the chosen candidates in order until `count` are won, within each limited
+        name's room and each key's; a keyed job takes a slot of its key in its own write."""
         won: list[Item] = []
         slots = {name: list(free) for name, free in room.slots.items()}
         for row, transition in chosen:
             if len(won) >= count:
                 break
             name = _name_of(space, row)
-            if name in room and room[name] <= 0:
+            keyed = _key_of(row, space)
+            look = looks.get(keyed) if keyed is not None else None
+            if (name in room and room[name] <= 0) or (look is not None and look.won >= look.room):
                 continue
-            look = looks.get(_key_of(row, space))
-            if look is not None:
-                if look.won >= look.room:
-                    continue
-                look.tried.add(row["sk"])
-                transition = _with_takes(transition, Take(Hold("key", key=look.key), look.cap))
             try:
-                item = self._claim_one(space, name, row, transition, slots.get(name), room.shares.get(name))
+                item = self._claim_one(
+                    space, name, row, _key_take(transition, row, look), slots.get(name), room.shares.get(name)
+                )
             except ConditionFailed:
                 continue  # another claim won it, or it changed since the index saw it
             except CounterFull:
@@ -560,9 +576,7 @@ class JobStore:
                 room[name] -= 1
             if look is not None:
                 look.won += 1
-        self._settle_keys(space, looks, now_ms)
-        bodies = self.blobs.read_many(space, [(item, "payload") for item in won])
-        return [Claimed(item, body) for item, body in zip(won, bodies, strict=True)]
+        return won
 
     def _claim_one(
         self,
@@ -597,6 +611,7 @@ class JobStore:
         self,
         space: str,
         rows: list[Item],
+        *,
         names: Mapping[str, int],
         now_ms: int,
         count: int,
@@ -816,6 +831,14 @@ def _order(row: Item, aging_ms: int) -> int:
 
 def _sort_key(record: NewRecord) -> str:
     return ready_sort(record.place, record.job.id)
+
+
+def _key_take(transition: Transition, row: Item, look: KeyLook | None) -> Transition:
+    """A claim of a keyed job takes a slot of its key (under `perKeyConcurrency`, or none)."""
+    if look is None:
+        return transition
+    look.tried.add(row["sk"])
+    return _with_takes(transition, Take(Hold("key", key=look.key), look.cap))
 
 
 def _with_takes(transition: Transition, *takes: Take) -> Transition:

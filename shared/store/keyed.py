@@ -117,7 +117,7 @@ class KeyEntries:
     def lower(self, space: str, name: str, key: str, *, gsk: str, ready_at_ms: int) -> None:
         """Move the key's head to `gsk` if that goes first (a job back in its lane); only the
         order depends on it, so a lost race or a fault changes nothing that matters."""
-        try:
+        with contextlib.suppress(ConditionFailed):
             self.db.update(
                 keys.key_item(space, name, key),
                 "SET #gsk = :gsk, readyAtMs = :ready",
@@ -125,8 +125,6 @@ class KeyEntries:
                 names={"#gsk": "gsk"},
                 vals={":gsk": gsk, ":ready": ready_at_ms},
             )
-        except ConditionFailed:
-            pass
 
     def running(self, space: str, name: str, key: str) -> int:
         """The key's jobs running now (its slots held; strongly consistent)."""
@@ -163,7 +161,7 @@ class KeyEntries:
     def delist(self, space: str, name: str, key: str, cap: int) -> None:
         """Take a full key out of the name's lanes (while it is full: a release in between
         has listed it again, and stays)."""
-        try:
+        with contextlib.suppress(ConditionFailed):
             self.db.update(
                 keys.key_item(space, name, key),
                 "REMOVE gpk",
@@ -171,8 +169,6 @@ class KeyEntries:
                 names={"#held": HELD},
                 vals={":cap": cap},
             )
-        except ConditionFailed:
-            pass
 
     def settle(self, space: str, look: KeyLook, now_ms: int) -> None:
         """After a claim: move the entry to the key's next head (`_next_head`), on the condition

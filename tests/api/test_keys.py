@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
 from moto import mock_aws
 from moto.dynamodb import models as moto_models
 from moto.dynamodb.models.table import Table

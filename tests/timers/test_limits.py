@@ -44,7 +44,7 @@ def at_once(workers: int, work: Callable[[], list[dict[str, Any]]]) -> list[dict
             jobs = work()
             with lock:
                 handed.extend(jobs)
-        except BaseException as error:  # noqa: BLE001 - reported below, on the test's thread
+        except BaseException as error:
             errors.append(error)
 
     threads = [threading.Thread(target=worker) for _ in range(workers)]
