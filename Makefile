@@ -56,6 +56,7 @@ format: install
 ## 100,000 jobs stored: claim latency, throughput, idle cost, memory (a few minutes).
 bench: install
 	$(BIN)/python -m bench.cost
+	$(BIN)/python -m bench.limits
 	$(BIN)/python -m bench.local
 
 clean:

@@ -376,10 +376,17 @@ class Queue:
         events were full; raises _Rejected when the report cannot count."""
         with_event = report.event is not None
         events_full = False
+        # Where jobs are likely to hold a count, the job is read first (a read is cheaper than
+        # the write refused for holding one that would find it out).
+        held = (
+            self.jobs.get_item(space, report.id)
+            if transition.lets_go and self._counted(space, settings)
+            else None
+        )
         for _ in range(3):
             try:
                 parts = _report_parts(report, settings.max_events, with_event=with_event)
-                item = self.jobs.apply(space, report.id, transition, stored=stored, extra=parts)
+                item = self.jobs.apply(space, report.id, transition, stored=stored, extra=parts, held=held)
                 return item, with_event, events_full
             except ConditionFailed as failed:
                 reason = self._refusal(failed.item, report, now)
@@ -394,6 +401,13 @@ class Queue:
                     continue
                 raise self._rejected(reason or "RACE", report) from None
         raise self._rejected("RACE", report)
+
+    def _counted(self, space: str, settings: Settings) -> bool:
+        """Whether the space's jobs may hold a count: it has a cap, or a name has a concurrency."""
+        if settings.max_in_flight is not None:
+            return True
+        policies = self.policies.space(space)
+        return any(policies.get(n).concurrency is not None for n in ("", *policies.own))
 
     def _name_place(self, space: str, report: Report, value: Packed, now: int) -> None:
         """Name `value`'s place on the job, only while the report's attempt is running."""

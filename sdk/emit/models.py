@@ -104,14 +104,16 @@ class Progress:
     message: str | None = None
 
 
-WaitReason = Literal["delay", "backoff", "paused", "worker"]
+WaitReason = Literal["delay", "backoff", "paused", "concurrency", "rate", "worker"]
 
 
 @dataclass(frozen=True)
 class WaitingOn:
     """Why a pending job is not running: its first time has not come (`delay`), it waits
-    before a retry (`backoff`; both with `until_ms`), its name is paused (`paused`), or it
-    is claimable and no worker has asked for its name (`worker`)."""
+    before a retry (`backoff`; both with `until_ms`), its name is paused (`paused`), has
+    `concurrency` jobs running (`concurrency`) or has used up its rate (`rate`, with
+    `until_ms`: when the next hand-out is allowed), or it is claimable and no worker has
+    asked for its name (`worker`)."""
 
     reason: WaitReason
     until_ms: int | None = None

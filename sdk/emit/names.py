@@ -86,7 +86,7 @@ class NameDiagnostics:
     pending: int
     claimable: int
     running: int | None
-    """None until the service counts running jobs per name."""
+    """Running jobs, counted while the name has a `concurrency`; None otherwise."""
     capped: bool
     policy: Policy
     waiting_on: tuple[WaitReason, ...]

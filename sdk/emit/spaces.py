@@ -24,7 +24,8 @@ class Spaces:
         return f"/v1/spaces/{quote(name, safe='')}"
 
     def get(self, space: str | None = None) -> dict[str, Any]:
-        """The settings in force, with `inFlight` (the space's unfinished jobs)."""
+        """The settings in force, with `inFlight` (the space's unfinished jobs counted against
+        its `maxInFlight`; None while it has none)."""
         answer: dict[str, Any] = self._transport.call("GET", self._path(space), repeatable=True)
         return answer
 

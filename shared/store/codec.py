@@ -213,6 +213,20 @@ def released(transition: Transition, holds: AbstractSet[str]) -> frozenset[str]:
     return frozenset(t for t in holds if Hold.of(t).kind in transition.lets_go)
 
 
+def _holds(update: UpdateBuilder, transition: Transition, holds: AbstractSet[str]) -> None:
+    """The holds part of a transition's write: exactly `holds` required where it lets go
+    of some kind (those of that kind removed), the holds it takes added."""
+    if transition.lets_go:
+        update.require_set(HOLDS, holds)
+        gone = released(transition, holds)
+        if gone and gone == holds:
+            update.set(HOLDS, None)
+        elif gone:
+            update.delete(HOLDS, gone)
+    if transition.takes:
+        update.add(HOLDS, {take.hold.tag for take in transition.takes})
+
+
 def transition_update(
     job_id: str, transition: Transition, *, callback: bool = False, holds: AbstractSet[str] = frozenset()
 ) -> UpdateBuilder:
@@ -226,15 +240,7 @@ def transition_update(
     requires exactly that, and gives up those of the kinds it lets go: the counters are
     lowered in the same transaction, `JobStore.apply`). The holds it takes are added."""
     update = UpdateBuilder()
-    if transition.lets_go:
-        update.require_set(HOLDS, holds)
-        gone = released(transition, holds)
-        if gone and gone == holds:
-            update.set(HOLDS, None)
-        elif gone:
-            update.delete(HOLDS, gone)
-    if transition.takes:
-        update.add(HOLDS, {take.hold.tag for take in transition.takes})
+    _holds(update, transition, holds)
     due = transition.callback_due_ms
     guard = transition.guard
     update.set("status", transition.to.value)

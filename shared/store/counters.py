@@ -132,7 +132,9 @@ class Counters:
 
     # -- rate (GCRA) --------------------------------------------------------------
 
-    def take_rate(self, space: str, name: str, tokens: int, interval_ms: int, want: int, now_ms: int) -> int:
+    def take_rate(
+        self, space: str, name: str, *, tokens: int, interval_ms: int, want: int, now_ms: int
+    ) -> int:
         """Take up to `want` hand-outs of the name's rate now: how many it allows. Tries the
         rate items in a random order until one allows some (or all are used up)."""
         shares = rate_shares(tokens, interval_ms)

@@ -560,7 +560,12 @@ class JobStore:
                 continue
             try:
                 item = self._claim_one(
-                    space, name, row, _key_take(transition, row, look), slots.get(name), room.shares.get(name)
+                    space,
+                    name,
+                    row,
+                    _key_take(transition, row, look),
+                    free=slots.get(name),
+                    shares=room.shares.get(name),
                 )
             except ConditionFailed:
                 continue  # another claim won it, or it changed since the index saw it
@@ -584,6 +589,7 @@ class JobStore:
         name: str,
         row: Item,
         transition: Transition,
+        *,
         free: list[int] | None,
         shares: list[int] | None,
     ) -> Item | None:
@@ -681,7 +687,12 @@ class JobStore:
                 allowed = min(allowed, sum(free))
             if allowed > 0 and limit.rate_tokens is not None and limit.rate_interval_ms is not None:
                 allowed = self.counters.take_rate(
-                    space, name, limit.rate_tokens, limit.rate_interval_ms, allowed, now_ms
+                    space,
+                    name,
+                    tokens=limit.rate_tokens,
+                    interval_ms=limit.rate_interval_ms,
+                    want=allowed,
+                    now_ms=now_ms,
                 )
             room[name] = allowed
         return room

@@ -44,7 +44,7 @@ def at_once(workers: int, work: Callable[[], list[dict[str, Any]]]) -> list[dict
             jobs = work()
             with lock:
                 handed.extend(jobs)
-        except BaseException as error:
+        except BaseException as error:  # reported below, on the test's thread
             errors.append(error)
 
     threads = [threading.Thread(target=worker) for _ in range(workers)]
@@ -180,7 +180,7 @@ def test_a_high_rate_is_split_over_shards_and_never_passed(api: Api, rt: Runtime
     assert len(handed) == 100 and len({j["id"] for j in handed}) == 100, "a burst of 600 allows all"
     take = rt.jobs.counters.take_rate
     more = 0
-    while got := take("limits", "n", 600, 1_000, 50, clock.now_ms()):
+    while got := take("limits", "n", tokens=600, interval_ms=1_000, want=50, now_ms=clock.now_ms()):
         more += got
     assert more <= 600 - 100, "never more than the burst at one instant, over every shard"
 
