@@ -173,25 +173,45 @@ class KeyEntries:
     def settle(self, space: str, look: KeyLook, now_ms: int) -> None:
         """After a claim: move the entry to the key's next head (`_next_head`), on the condition
         that it is still where this claim read it (a create or a release that moved it since
-        placed it as well or better); take the key out of the lanes if the claim filled it."""
+        placed it as well or better); and take the key out of the lanes if the claim filled
+        it, in the same write (out of the index, the move writes no index entry)."""
         read = look.item.get("gsk")
-        if read is not None:
-            expression, vals, condition = _next_head(look, now_ms)
-            names = _used({"#gsk": "gsk", "#seen": EMPTY_SEEN}, expression, condition)
-            with contextlib.suppress(ConditionFailed):
-                self.db.update(
-                    keys.key_item(space, look.name, look.key),
-                    expression,
-                    condition="#gsk = :read" + condition,
-                    names=names | {"#gsk": "gsk"},
-                    vals=vals | {":read": read},
-                )
-        if look.cap is not None and look.held + look.won >= look.cap:
-            self.delist(space, look.name, look.key, look.cap)
+        full = look.cap is not None and look.held + look.won >= look.cap
+        if read is None:
+            if full:
+                self.delist(space, look.name, look.key, int(look.cap or 0))
+            return
+        sets, removes, vals, condition = _next_head(look, now_ms)
+        vals[":read"] = read
+        condition = "#gsk = :read" + condition
+        if full:
+            removes.append("gpk")
+            condition += " AND #held >= :cap"
+            vals[":cap"] = look.cap
+        expression = " ".join(part for part in (_clause("SET", sets), _clause("REMOVE", removes)) if part)
+        names = _used({"#gsk": "gsk", "#seen": EMPTY_SEEN, "#held": HELD}, expression, condition)
+        try:
+            self.db.update(
+                keys.key_item(space, look.name, look.key),
+                expression,
+                condition=condition,
+                names=names,
+                vals=vals,
+            )
+        except ConditionFailed:
+            # A create or a release moved the entry meanwhile (theirs is as good or better),
+            # or one let a slot go: out of the lanes only if it is still full.
+            if full:
+                self.delist(space, look.name, look.key, int(look.cap or 0))
 
 
-def _next_head(look: KeyLook, now_ms: int) -> tuple[str, dict[str, Any], str]:
-    """The key item's update after a claim read its lane (expression, values, extra condition):
+def _clause(verb: str, parts: list[str]) -> str:
+    return f"{verb} {', '.join(parts)}" if parts else ""
+
+
+def _next_head(look: KeyLook, now_ms: int) -> tuple[list[str], list[str], dict[str, Any], str]:
+    """The key item's update after a claim read its lane (SET parts, REMOVE parts, values,
+    extra condition):
 
     - the first job read and not tried by the claim, if any;
     - with a full page read and tried, the last of it (the lane goes on past it);
@@ -200,7 +220,7 @@ def _next_head(look: KeyLook, now_ms: int) -> tuple[str, dict[str, Any], str]:
       read at all; and a second empty look, that long after the first with no create in
       between, removes the head: nothing is behind it."""
     rest = [r for r in look.rows if r["sk"] not in look.tried]
-    head = "SET #gsk = :gsk, readyAtMs = :ready, priority = :priority REMOVE #seen"
+    head = ["#gsk = :gsk", "readyAtMs = :ready", "priority = :priority"]
     if rest or (look.rows and len(look.rows) >= look.read_limit):
         row = rest[0] if rest else look.rows[-1]
         vals = {
@@ -208,7 +228,7 @@ def _next_head(look: KeyLook, now_ms: int) -> tuple[str, dict[str, Any], str]:
             ":ready": row.get("readyAtMs", now_ms),
             ":priority": row.get("priority", 0),
         }
-        return head, vals, ""
+        return head, ["#seen"], vals, ""
     upcoming = look.upcoming
     if upcoming is not None and upcoming["readyAtMs"] < now_ms + INDEX_LAG_MS:
         vals = {
@@ -216,19 +236,16 @@ def _next_head(look: KeyLook, now_ms: int) -> tuple[str, dict[str, Any], str]:
             ":ready": upcoming["readyAtMs"],
             ":priority": upcoming.get("priority", 0),
         }
-        return head, vals, ""
+        return head, ["#seen"], vals, ""
     empty = not look.rows and upcoming is None
     seen = look.item.get(EMPTY_SEEN)
     if empty and seen is not None and int(seen) <= now_ms - INDEX_LAG_MS:
-        return "REMOVE #gsk, readyAtMs, priority, #seen", {":seen": seen}, " AND #seen = :seen"
+        return [], ["#gsk", "readyAtMs", "priority", "#seen"], {":seen": seen}, " AND #seen = :seen"
     again = now_ms + INDEX_LAG_MS
     vals = {":gsk": keys.later_sort(again, "-"), ":ready": again, ":priority": 0}
     if empty:
-        expression = (
-            "SET #gsk = :gsk, readyAtMs = :ready, priority = :priority, #seen = if_not_exists(#seen, :now)"
-        )
-        return expression, vals | {":now": now_ms}, ""
-    return head, vals, ""
+        return [*head, "#seen = if_not_exists(#seen, :now)"], [], vals | {":now": now_ms}, ""
+    return head, ["#seen"], vals, ""
 
 
 def _used(names: dict[str, str], *texts: str | None) -> dict[str, str]:
