@@ -57,6 +57,7 @@ format: install
 bench: install
 	$(BIN)/python -m bench.cost
 	$(BIN)/python -m bench.limits
+	$(BIN)/python -m bench.keys
 	$(BIN)/python -m bench.local
 
 clean:
