@@ -20,7 +20,7 @@ from moto.dynamodb import models as moto_models
 from moto.dynamodb.models.table import Table
 
 from bench.cost import SPACE, order_payload, run
-from bench.partitions import describe_load
+from bench.partitions import _line, describe_load
 from devserver.wiring import one_backup_per_transaction
 
 KEYS = 1_000
@@ -66,7 +66,22 @@ def lines(jobs: int = JOBS, batch: int = 100, hand_out: int = 10) -> list[str]:
         )
     assert load is not None
     workload = f"perKeyConcurrency over {KEYS:,} keys, {batch} jobs a create, {hand_out} a claim and a report"
-    return [describe_load(workload, load, jobs, {SPACE})[0]]
+    out = [describe_load(workload, load, jobs, {SPACE})[0]]
+    # Where the keys' own traffic lands: the name's ready shards (its keys' entries listed and
+    # taken out there), the keys' items and their lanes.
+    ceilings = load.ceilings(jobs)
+    for label, family in (
+        ("the name's ready shards (keys' entries)", f"{SPACE}#charge-invoice#"),
+        ("the keys' items", "Q#"),
+        ("the keys' lanes", f"{SPACE}#charge-invoice#K#"),
+    ):
+        top = next(
+            c
+            for c in ceilings
+            if c.key.value.startswith(family) and ("#K#" in family) == ("#K#" in c.key.value)
+        )
+        out.append(f"  busiest of {label}: {top.key}: {_line(top)}")
+    return out
 
 
 if __name__ == "__main__":
