@@ -495,6 +495,8 @@ class NameState:
     rate_until_ms: int | None = None
     key_at_concurrency: bool = False
     """The job's own `concurrencyKey` has `perKeyConcurrency` jobs running."""
+    key_rate_until_ms: int | None = None
+    """When the `perKeyRate` of the job's own key next allows a hand-out, if used up."""
 
 
 def waiting_on(job: Job, *, now_ms: int, name: NameState) -> tuple[WaitReason, int | None] | None:
@@ -515,6 +517,8 @@ def waiting_on(job: Job, *, now_ms: int, name: NameState) -> tuple[WaitReason, i
         return "RATE", name.rate_until_ms
     if name.key_at_concurrency:
         return "KEY_CONCURRENCY", None
+    if name.key_rate_until_ms is not None:
+        return "KEY_RATE", name.key_rate_until_ms
     return "WORKER", None
 
 

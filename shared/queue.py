@@ -252,6 +252,9 @@ class Queue:
                 payload_budget=self.config.claim_payload_bytes,
                 limits={n: limits for n in running if (limits := name_limits(policies.get(n)))},
                 per_key={n: policies.get(n).per_key_concurrency for n in running},
+                per_key_rate={
+                    n: (r.tokens, r.interval_ms) for n in running if (r := policies.get(n).per_key_rate)
+                },
             )
             if claimed or now >= deadline:
                 return self._answer(space, claimed, now)
@@ -588,12 +591,19 @@ class Queue:
         until = None
         if policy.rate is not None:
             until = counters.rate_until(space, name, policy.rate.tokens, policy.rate.interval_ms, now)
-        key_full = False
-        cap = policy.per_key_concurrency
+        key_full, key_until = False, None
+        cap, key_rate = policy.per_key_concurrency, policy.per_key_rate
         if concurrency_key is not None and cap is not None:
             key_full = self.jobs.key_entries.running(space, name, concurrency_key) >= cap
+        if concurrency_key is not None and key_rate is not None:
+            rate = (key_rate.tokens, key_rate.interval_ms)
+            key_until = self.jobs.key_entries.rate_until(space, name, concurrency_key, rate, now)
         return NameState(
-            paused=policy.paused, at_concurrency=full, rate_until_ms=until, key_at_concurrency=key_full
+            paused=policy.paused,
+            at_concurrency=full,
+            rate_until_ms=until,
+            key_at_concurrency=key_full,
+            key_rate_until_ms=key_until,
         )
 
     def list(

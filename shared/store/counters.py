@@ -146,11 +146,15 @@ class Counters:
         return 0
 
     def _take_share(self, space: str, name: str, share: RateShare, want: int, now_ms: int) -> int:
-        """GCRA on one item. Time is kept in units of 1/tokens ms, so one hand-out is exactly
-        `interval_ms` units and a full burst `tokens` hand-outs: `tat` (the theoretical
-        arrival time) with `per` (the tokens it was reckoned in)."""
-        key = keys.rate(space, name, share.shard)
-        per, interval = share.tokens, share.interval_ms
+        return self.take_gcra(
+            keys.rate(space, name, share.shard), share.tokens, share.interval_ms, want, now_ms
+        )
+
+    def take_gcra(self, key: dict[str, str], per: int, interval: int, want: int, now_ms: int) -> int:
+        """GCRA on one item (a name's rate share, or a key's item for its `perKeyRate`): up to
+        `want` hand-outs of `per` per `interval` ms now. Time is kept in units of 1/`per` ms, so
+        one hand-out is exactly `interval` units and a full burst `per` hand-outs: `tat` (the
+        theoretical arrival time) with `per` (the tokens it was reckoned in)."""
         for _ in range(8):
             item = self.db.get(key)
             tat = _tat(item, per)
@@ -187,15 +191,21 @@ class Counters:
         soonest: int | None = None
         for share in shares:
             item = rows.get(keys.rate(space, name, share.shard)["pk"])
-            per, interval = share.tokens, share.interval_ms
-            tat = _tat(item, per)
-            # Allowed once the debt is at most a burst less one hand-out.
-            at = tat - interval * per + interval
-            if at <= now_ms * per:
+            until = gcra_until(item, share.tokens, share.interval_ms, now_ms)
+            if until is None:
                 return None
-            until = -(-at // per)
             soonest = until if soonest is None else min(soonest, until)
         return soonest
+
+
+def gcra_until(item: dict[str, Any] | None, per: int, interval: int, now_ms: int) -> int | None:
+    """When one GCRA item next allows a hand-out, if it allows none now (None: it does)."""
+    tat = _tat(item, per)
+    # Allowed once the debt is at most a burst less one hand-out.
+    at = tat - interval * per + interval
+    if at <= now_ms * per:
+        return None
+    return -(-at // per)
 
 
 def _tat(item: dict[str, Any] | None, per: int) -> int:

@@ -140,7 +140,7 @@ class JobStore:
         self.blobs = blob_store
         self.leases = leases
         self.counters = Counters(db)
-        self.key_entries = KeyEntries(db)
+        self.key_entries = KeyEntries(db, self.counters)
 
     # -- create ---------------------------------------------------------------
 
@@ -497,6 +497,7 @@ class JobStore:
         payload_budget: int,
         limits: Mapping[str, NameLimits] | None = None,
         per_key: Mapping[str, int | None] | None = None,
+        per_key_rate: Mapping[str, tuple[int, int]] | None = None,
     ) -> list[Claimed]:
         """Hand out up to `count` jobs of `names` (each with its aging interval in force), in
         order of hand-out, each by a conditional write that only one claim can win; a name
@@ -508,7 +509,13 @@ class JobStore:
         budget = payload_budget
         rows = self.candidates(space, names, now_ms, count)
         rows, looks = self._expand_keys(
-            space, rows, names=names, now_ms=now_ms, count=count, per_key=per_key or {}
+            space,
+            rows,
+            names=names,
+            now_ms=now_ms,
+            count=count,
+            per_key=per_key or {},
+            per_key_rate=per_key_rate or {},
         )
         room = self._room(space, rows, limits or {}, count, now_ms)
         for row in rows:
@@ -622,11 +629,14 @@ class JobStore:
         now_ms: int,
         count: int,
         per_key: Mapping[str, int | None],
+        per_key_rate: Mapping[str, tuple[int, int]],
     ) -> tuple[list[Item], dict[tuple[str, str], KeyLook]]:
         """Candidates with each key entry near the head replaced by its key's head jobs, as many
         as the key has room for (its item read strongly consistent, its lane from the head),
         in order of hand-out among the rest. A full key's entry is taken out of the lanes and
-        its lane not read: a full key's backlog costs a claim nothing."""
+        its lane not read: a full key's backlog costs a claim nothing. A key under a
+        `perKeyRate` (`per_key_rate`: tokens, interval) gets no more than its rate allows now,
+        taken here; a key whose rate is used up waits in the later lane until it allows one."""
         entries = [r for r in rows[: count + 8] if keys.is_key_entry(r)]
         jobs = [r for r in rows if not keys.is_key_entry(r)]
         if not entries:
@@ -647,6 +657,14 @@ class JobStore:
             # Read a little past the room: the index may still show jobs just claimed.
             look.read_limit = look.room + 2
             self.key_entries.lane(look, space, now_ms, look.read_limit)
+            rate = per_key_rate.get(name)
+            if rate is not None and look.rows:
+                allowed = self.key_entries.take_rate(
+                    look, space, rate, min(look.room, len(look.rows)), now_ms
+                )
+                if not allowed:
+                    continue
+                look.room = allowed
             aging_ms = names.get(name, 0)
             for row in look.rows:
                 row["name"] = name

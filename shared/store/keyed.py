@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared.store import keys
-from shared.store.counters import HELD
+from shared.store.counters import HELD, Counters, gcra_until
 from shared.store.dynamo import ConditionFailed, Dynamo, Item
 from shared.store.table import READY_INDEX
 
@@ -65,8 +65,9 @@ class KeyLook:
 
 
 class KeyEntries:
-    def __init__(self, db: Dynamo) -> None:
+    def __init__(self, db: Dynamo, counters: Counters) -> None:
         self.db = db
+        self.counters = counters
 
     # -- create ---------------------------------------------------------------
 
@@ -157,6 +158,31 @@ class KeyEntries:
             )
         look.rows = due + [r for r in later if r["gsk"] <= bound]
         look.upcoming = next((r for r in later if r["gsk"] > bound), None)
+
+    def take_rate(self, look: KeyLook, space: str, rate: tuple[int, int], want: int, now_ms: int) -> int:
+        """Take up to `want` hand-outs of the key's `perKeyRate` (tokens, interval) now, a GCRA
+        on the key's own item: how many it allows. None allowed: the key's entry moves to the
+        later lane, at the time the rate allows the next (on the condition that it is still
+        where it was read), so claims do not read it over and over meanwhile."""
+        tokens, interval = rate
+        item_key = keys.key_item(space, look.name, look.key)
+        allowed = self.counters.take_gcra(item_key, tokens, interval, want, now_ms)
+        if allowed:
+            return allowed
+        until = gcra_until(self.db.get(item_key), tokens, interval, now_ms) or now_ms + 1
+        with contextlib.suppress(ConditionFailed):
+            self.db.update(
+                item_key,
+                "SET #gsk = :gsk, readyAtMs = :ready",
+                condition="#gsk = :read",
+                names={"#gsk": "gsk"},
+                vals={":gsk": keys.later_sort(until, "-"), ":ready": until, ":read": look.item.get("gsk")},
+            )
+        return 0
+
+    def rate_until(self, space: str, name: str, key: str, rate: tuple[int, int], now_ms: int) -> int | None:
+        """When the key's `perKeyRate` next allows a hand-out, if it allows none now."""
+        return gcra_until(self.db.get(keys.key_item(space, name, key)), rate[0], rate[1], now_ms)
 
     def delist(self, space: str, name: str, key: str, cap: int) -> None:
         """Take a full key out of the name's lanes (while it is full: a release in between

@@ -231,3 +231,19 @@ def test_a_full_keys_backlog_of_100000_never_starves_another_key_nor_costs_reads
     # And the full key's next job follows its running one, not before.
     report(api, running)
     assert claim(api) == [first.job.id]
+
+
+def test_a_keys_rate_holds_its_jobs_and_no_other_keys(api: Api, clock: ManualClock) -> None:
+    """perKeyRate of 2 a second: a burst of 2, then one every 500 ms; another key has its own."""
+    api.patch(policy_path("n"), {"perKeyConcurrency": None, "perKeyRate": {"tokens": 2, "intervalMs": 1_000}})
+    a = [create(api, concurrencyKey="a") for _ in range(4)]
+    b = create(api, concurrencyKey="b")
+    assert claim(api, 10) == [*a[:2], b]
+    assert claim(api, 10) == []
+    assert waiting(api, a[2]) == {"reason": "KEY_RATE", "key": "a", "untilMs": clock.now_ms() + 500}
+    clock.advance(499)
+    assert claim(api, 10) == []
+    clock.advance(1)
+    assert claim(api, 10) == [a[2]]
+    clock.advance(500)
+    assert claim(api, 10) == [a[3]]
