@@ -117,7 +117,8 @@ name (WORKER)."""
 class WaitingOn(Answer):
     reason: WaitReason
     untilMs: int | Omitted = omitted()
-    """DELAY and BACKOFF: when it becomes claimable; RATE: when the next hand-out is allowed."""
+    """DELAY and BACKOFF: when it becomes claimable; RATE and KEY_RATE: when the next hand-out
+    is allowed."""
     key: str | Omitted = omitted()
     """KEY_CONCURRENCY and KEY_RATE: the job's `concurrencyKey`."""
 
