@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import boto3
+from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 from botocore.exceptions import ClientError
 
 from devserver.gateway import LambdaContext
@@ -134,7 +135,13 @@ def deliver(records: list[dict[str, Any]], *, batch_size: int = 100, attempts: i
     for start in range(0, len(records), batch_size):
         batch = records[start : start + batch_size]
         for _ in range(attempts):
-            answer = stream_handler({"Records": batch}, LambdaContext("stream_handler", 300, 512))
+            try:
+                answer = stream_handler({"Records": batch}, LambdaContext("stream_handler", 300, 512))
+            except BatchProcessingError:
+                # Every record failed (Powertools then raises): Lambda retries the whole batch.
+                answer = {
+                    "batchItemFailures": [{"itemIdentifier": r["dynamodb"]["SequenceNumber"]} for r in batch]
+                }
             failed = {f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures", [])}
             if not failed:
                 break

@@ -65,9 +65,10 @@ def _set(*names: str) -> frozenset[str]:
 # Every endpoint authenticates its caller first: a GetItem of the token item.
 ACCESS: Mapping[str, Access] = {
     # Settings and a key holder's job (GetItem), the names' policies (Query of the space's
-    # own partition), the in-flight count (UpdateItem), jobs and side items in batches,
-    # keyed jobs as a two-Put transaction and new job names (PutItem); payloads too large
-    # for DynamoDB go to S3.
+    # own partition), the in-flight count's reservation (UpdateItem), jobs and side items in
+    # batches, keyed jobs as a two-Put transaction and new job names (PutItem), under a cap
+    # jobs in transactions with the count (PutItem, UpdateItem); payloads too large for
+    # DynamoDB go to S3.
     "create_jobs": Access(
         _set("GetItem", "Query", "PutItem", "UpdateItem", "BatchWriteItem"), puts=_set("payload")
     ),
@@ -78,7 +79,9 @@ ACCESS: Mapping[str, Access] = {
     "list_lines": Access(_set("GetItem", "Query")),
     "list_events": Access(_set("GetItem", "Query")),
     # Job names (Query), candidates from the ready index, the lease bucket (PutItem),
-    # one conditional UpdateItem per claim, then the payloads.
+    # one conditional UpdateItem per claim, then the payloads; for a name with limits, its
+    # slot items (BatchGetItem), its rate (GetItem, UpdateItem), and each claim with its
+    # slot as one transaction (UpdateItem), read back (GetItem).
     "claim_jobs": Access(
         _set("GetItem", "Query", "PutItem", "UpdateItem", "BatchGetItem"),
         index=_set("Query"),
@@ -98,8 +101,9 @@ ACCESS: Mapping[str, Access] = {
     # field by field (UpdateItem), then read back (GetItem).
     "update_name_policy": Access(_set("GetItem", "PutItem", "UpdateItem")),
     "reset_name_policy": Access(_set("GetItem", "PutItem", "UpdateItem")),
-    # The space's own partition (Query), each name's ready partitions (the index).
-    "get_diagnostics": Access(_set("GetItem", "Query"), index=_set("Query")),
+    # The space's own partition (Query), each name's ready partitions (the index), the slot
+    # and rate items of a name with limits (BatchGetItem).
+    "get_diagnostics": Access(_set("GetItem", "Query", "BatchGetItem"), index=_set("Query")),
     # The settings (GetItem, UpdateItem), the space's listing for the clock (PutItem),
     # then the space as GET answers it (Query, GetItem).
     "update_space": Access(_set("GetItem", "Query", "UpdateItem", "PutItem")),

@@ -213,21 +213,20 @@ class Hold:
     split over (a name's slots are spread over shards so no item is hot). The job item
     names its holds (`tag`), so the write that lets a hold go knows which counter to lower.
     A key slot's counter is the key's own item: its tag is just `key`, the key being the
-    job's `concurrencyKey` (`key` here, filled in by the store where it writes)."""
+    job's `concurrencyKey` (the store's `Owner`)."""
 
     kind: HoldKind
     shard: int = 0
-    key: str | None = None
 
     @property
     def tag(self) -> str:
         return self.kind if self.kind in ("space", "key") else f"{self.kind}.{self.shard}"
 
     @classmethod
-    def of(cls, tag: str, key: str | None = None) -> Hold:
+    def of(cls, tag: str) -> Hold:
         kind, _, shard = tag.partition(".")
         assert kind in ALL_HOLDS, f"unknown hold {tag!r}"
-        return cls(kind, int(shard or 0), key if kind == "key" else None)
+        return cls(kind, int(shard or 0))
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from shared.schema import NewJob, Report, dump_json, parse
 from shared.spaces import Settings, SpaceSettings
 from shared.store.blobs import ITEM_BUDGET, PLACES, Packed, pack, replacing
 from shared.store.codec import UpdateBuilder, approximate_size, job_item, purged
+from shared.store.counters import Owner
 from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import ConditionFailed, Item
 from shared.store.jobs import Claimed, Inserted, JobStore, KeyHold, NameLimits, NewRecord
@@ -307,7 +308,8 @@ class Queue:
             )
             packed = pack(space, job.id, "error", error.encode(), attempt=job.attempt)
             self.jobs.blobs.store([packed])
-            self.jobs.apply(space, job.id, transition, stored=replacing("error", packed), name=job.name)
+            owner = Owner(job.name, job.concurrency_key)
+            self.jobs.apply(space, job.id, transition, stored=replacing("error", packed), owner=owner)
 
     # -- report ---------------------------------------------------------------
 

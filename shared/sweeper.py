@@ -17,6 +17,7 @@ from shared.machine import JobStatus, expire, unclaimed
 from shared.policy import Policies
 from shared.spaces import SpaceSettings
 from shared.store.blobs import pack, replacing
+from shared.store.counters import Owner
 from shared.store.dynamo import ConditionFailed, Item
 from shared.store.jobs import JobStore
 from shared.store.leases import Bucket, DueBuckets, LeaseBook
@@ -164,7 +165,11 @@ class Sweeper:
                     error = pack(space, row["sk"], "error", transition.changes["error"].encode())
                     try:
                         self.jobs.apply(
-                            space, row["sk"], transition, stored=replacing("error", error), name=name
+                            space,
+                            row["sk"],
+                            transition,
+                            stored=replacing("error", error),
+                            owner=Owner(name, row.get("concurrencyKey")),
                         )
                     except ConditionFailed:
                         continue  # claimed or cancelled since the index saw it

@@ -9,7 +9,9 @@ Layout of the one table, every key a string (`pk`, `sk`):
 | log lines of one report (a page) | `L#{space}#{id}` | `{first line:010d}` |
 | event | `E#{space}#{id}` | `{seq:06d}` |
 | idempotency key (kept a day past its job's finish) | `K#{space}#{key}` | `-` |
-| settings, in-flight count, names (with policies) | `S#{space}` | `settings`, `inflight`, `name#{name}` |
+| settings, in-flight count (capped), names, policies | `S#{space}` | `settings`, `inflight`, `name#{name}` |
+| a name's concurrency slots, one share of its cap each | `RUN#{space}#{name}#{n}` (n < 16) | `-` |
+| a name's rate, one share each (a GCRA's time) | `RATE#{space}#{name}#{n}` (n < 16) | `-` |
 | token | `T` | `{token id}` |
 | lease bucket (claims to check when leases end) | `LEASE#{n}` | `{expires:013d}#{ulid}` |
 | callback delivery of a finished job | `C#{space}#{id}` | `-` |
@@ -24,4 +26,8 @@ Pending callback deliveries use the same index under `CALLBACK#{n}`, sorted by w
 are due, so the clock finds them without a scan. So does a job that finished with a
 callback (`gsk` a minute after it finished), until the stream has recorded its delivery:
 if the stream never does, the clock finds the job there and records it.
+
+A job item names the counts it holds a place in (`holds`: its space's `maxInFlight`, its
+name's slot); a transition that takes or lets go of one writes the job and the counter in
+one transaction (`shared.store.counters`).
 """

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,19 +70,34 @@ def rate_shares(tokens: int, interval_ms: int) -> list[RateShare]:
     ]
 
 
-def counter_key(space: str, name: str, hold: Hold) -> dict[str, str]:
+@dataclass(frozen=True)
+class Owner:
+    """Whose counters a job's holds are counted in: its space's, its name's, and (with the
+    per-key limits, a hold kind of its own) its concurrency key's."""
+
+    name: str
+    concurrency_key: str | None = None
+
+    @classmethod
+    def of(cls, item: Mapping[str, Any]) -> Owner | None:
+        """From a job item (or a ready index entry, with its name known)."""
+        return cls(str(item["name"]), item.get("concurrencyKey")) if "name" in item else None
+
+
+def counter_key(space: str, owner: Owner, hold: Hold) -> dict[str, str]:
+    """The item counting `hold`: one place to add a kind of counter."""
     if hold.kind == "space":
         return keys.inflight(space)
     if hold.kind == "key":
-        assert hold.key is not None, "a key slot names its key"
-        return keys.key_item(space, name, hold.key)
-    return keys.slots(space, name, hold.shard)
+        assert owner.concurrency_key is not None, "a key slot is counted on the job's key"
+        return keys.key_item(space, owner.name, owner.concurrency_key)
+    return keys.slots(space, owner.name, hold.shard)
 
 
-def take_action(space: str, name: str, take: Take) -> dict[str, Any]:
+def take_action(space: str, owner: Owner, take: Take) -> dict[str, Any]:
     """A transaction's update of the counter a hold is taken on: refused at its cap."""
     update: dict[str, Any] = {
-        "Key": serialize(counter_key(space, name, take.hold)),
+        "Key": serialize(counter_key(space, owner, take.hold)),
         "UpdateExpression": "ADD #held :one",
         "ExpressionAttributeNames": {"#held": HELD},
         "ExpressionAttributeValues": values({":one": 1}),
@@ -92,21 +108,26 @@ def take_action(space: str, name: str, take: Take) -> dict[str, Any]:
     return {"Update": update}
 
 
-def release_action(space: str, name: str, hold: Hold, back: tuple[str, int] | None = None) -> dict[str, Any]:
+def release_action(
+    space: str, owner: Owner, hold: Hold, back: tuple[str, int] | None = None
+) -> dict[str, Any]:
     """A transaction's update of the counter a hold is let go on. A key slot let go lists the
     key again (it has room now; a claim that finds it full takes it out again), and clears an
     empty look; `back` (the sort key and ready time of a job coming back to the key's lane)
     gives the entry a head if it had none (`shared.store.keyed`)."""
     update: dict[str, Any] = {
-        "Key": serialize(counter_key(space, name, hold)),
+        "Key": serialize(counter_key(space, owner, hold)),
         "UpdateExpression": "ADD #held :minus",
         "ExpressionAttributeNames": {"#held": HELD},
         "ExpressionAttributeValues": values({":minus": -1}),
     }
     if hold.kind == "key":
-        assert hold.key is not None
+        assert owner.concurrency_key is not None
         sets = ["gpk = :gpk"]
-        vals: dict[str, Any] = {":minus": -1, ":gpk": keys.key_entry_partition(space, name, hold.key)}
+        vals: dict[str, Any] = {
+            ":minus": -1,
+            ":gpk": keys.key_entry_partition(space, owner.name, owner.concurrency_key),
+        }
         if back is not None:
             sets += ["gsk = if_not_exists(gsk, :gsk)", "readyAtMs = if_not_exists(readyAtMs, :ready)"]
             vals |= {":gsk": back[0], ":ready": back[1]}

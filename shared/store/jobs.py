@@ -31,7 +31,7 @@ from shared.store.codec import (
     transition_update,
     ttl_seconds,
 )
-from shared.store.counters import Counters, release_action, slot_shares, take_action
+from shared.store.counters import Counters, Owner, release_action, slot_shares, take_action
 from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize, values
 from shared.store.keyed import KeyEntries, KeyLook
 from shared.store.leases import LeaseBook
@@ -63,6 +63,10 @@ class CounterFull(Exception):
     def __init__(self, hold: Hold) -> None:
         super().__init__(f"{hold.tag} is full")
         self.hold = hold
+
+
+class Contended(RuntimeError):
+    """A transaction kept meeting others on the same items: nothing of it applied."""
 
 
 @dataclass(frozen=True)
@@ -574,7 +578,7 @@ class JobStore:
                     free=slots.get(name),
                     shares=room.shares.get(name),
                 )
-            except ConditionFailed:
+            except (ConditionFailed, Contended):
                 continue  # another claim won it, or it changed since the index saw it
             except CounterFull:
                 assert look is not None
@@ -603,13 +607,14 @@ class JobStore:
         """Claim one job; for a name with a `concurrency`, on a slot shard with room (another
         when the one tried has filled since it was read). None: no shard has room."""
         if free is None or shares is None:
-            return self.apply(space, row["sk"], transition, name=name)
+            return self.apply(space, row["sk"], transition, owner=Owner(name, row.get("concurrencyKey")))
         while any(free):
             shard = random.choice([n for n, left in enumerate(free) if left > 0])
             take = Take(Hold("name", shard), shares[shard])
             try:
+                owner = Owner(name, row.get("concurrencyKey"))
                 item = self.apply(
-                    space, row["sk"], _with_takes(transition, *transition.takes, take), name=name
+                    space, row["sk"], _with_takes(transition, *transition.takes, take), owner=owner
                 )
             except CounterFull as full:
                 if full.hold.kind != "name":
@@ -726,16 +731,16 @@ class JobStore:
         extra: Callable[[UpdateBuilder], None] | None = None,
         stored: dict[str, Any] | None = None,
         held: Item | None = None,
-        name: str | None = None,
+        owner: Owner | None = None,
     ) -> Item:
         """Apply one transition as a conditional write; answers the item after it.
 
         `stored` are packed value attributes (a result, an error) set beside the change;
         `extra` adds report parts (progress, counters) and conditions to the same write.
-        `held` is the job's item as the caller read it (for the holds it has and its name),
-        `name` the job's name where the caller knows it. Raises ConditionFailed, carrying
-        the item as it stood, when the guard does not hold; CounterFull when a hold the
-        transition takes is at its cap.
+        `held` is the job's item as the caller read it (for the holds it has and whose
+        counters they are), `owner` whose counters they are where the caller knows it.
+        Raises ConditionFailed, carrying the item as it stood, when the guard does not
+        hold; CounterFull when a hold the transition takes is at its cap.
 
         A transition of a job holding nothing it lets go (the usual case: no limits) is one
         plain UpdateItem, which requires the job to hold nothing; refused for holding
@@ -744,8 +749,7 @@ class JobStore:
         """
         callback = transition.has_callback
         holds = frozenset((held or {}).get(HOLDS) or ())
-        name = name or (held or {}).get("name")
-        concurrency_key = (held or {}).get("concurrencyKey")
+        owner = owner or Owner.of(held or {})
         for _ in range(4):
             try:
                 return self._write(
@@ -754,10 +758,9 @@ class JobStore:
                     transition,
                     callback=callback is True,
                     holds=holds,
-                    name=name,
+                    owner=owner,
                     extra=extra,
                     stored=stored,
-                    concurrency_key=concurrency_key,
                 )
             except ConditionFailed as failed:
                 item = failed.item or {}
@@ -766,8 +769,7 @@ class JobStore:
                     callback, again = True, True
                 stood = frozenset(item.get(HOLDS) or ())
                 if transition.lets_go and item and stood != holds and _guard_allows(transition, item):
-                    holds, name, again = stood, item.get("name", name), True
-                    concurrency_key = item.get("concurrencyKey")
+                    holds, owner, again = stood, Owner.of(item) or owner, True
                 if not again:
                     raise
         raise ConditionFailed(None)
@@ -780,10 +782,9 @@ class JobStore:
         *,
         callback: bool,
         holds: frozenset[str],
-        name: str | None,
+        owner: Owner | None,
         extra: Callable[[UpdateBuilder], None] | None,
         stored: dict[str, Any] | None,
-        concurrency_key: str | None = None,
     ) -> Item:
         update = transition_update(job_id, transition, callback=callback, holds=holds)
         for attribute, value in (stored or {}).items():
@@ -794,16 +795,16 @@ class JobStore:
         gone = released(transition, holds) if transition.lets_go else frozenset()
         if not gone and not transition.takes:
             return self.db.apply(key, update, returns="ALL_NEW")
-        assert name is not None, f"{transition.name} changes a count of a job whose name is unknown"
+        assert owner is not None, f"{transition.name} changes a count of a job whose name is unknown"
         # A job back in its key's lane gives the key's entry a head if it had none.
         place = transition.place if transition.to == JobStatus.PENDING else None
         back = (ready_sort(place, job_id), place.ready_at_ms) if place is not None else None
-        counters = [release_action(space, name, Hold.of(tag, concurrency_key), back) for tag in sorted(gone)]
-        counters += [take_action(space, name, take) for take in transition.takes]
+        counters = [release_action(space, owner, Hold.of(tag), back) for tag in sorted(gone)]
+        counters += [take_action(space, owner, take) for take in transition.takes]
         self._transact_counted(_update_action(key, update), counters, transition.takes)
-        if back is not None and concurrency_key is not None:
+        if back is not None and owner.concurrency_key is not None:
             # Only the key's place in the order depends on this write: it may go first now.
-            self.key_entries.lower(space, name, concurrency_key, gsk=back[0], ready_at_ms=back[1])
+            self.key_entries.lower(space, owner.name, owner.concurrency_key, gsk=back[0], ready_at_ms=back[1])
         # A transaction answers nothing: the item after it is read (strongly consistent).
         return self.db.get(key) or {}
 
@@ -827,7 +828,7 @@ class JobStore:
                 codes = {str(r["code"]) for r in reasons}
                 if codes - {"None", "TransactionConflict"}:
                     raise RuntimeError(f"a counted transition was refused: {sorted(codes)}") from None
-        raise RuntimeError("a counted transition stayed contended; try again")
+        raise Contended("a counted transition stayed contended; try again")
 
 
 class _Room(dict[str, int]):
@@ -867,7 +868,7 @@ def _key_take(transition: Transition, row: Item, look: KeyLook | None) -> Transi
     if look is None:
         return transition
     look.tried.add(row["sk"])
-    return _with_takes(transition, Take(Hold("key", key=look.key), look.cap))
+    return _with_takes(transition, Take(Hold("key"), look.cap))
 
 
 def _with_takes(transition: Transition, *takes: Take) -> Transition:

@@ -226,7 +226,8 @@ def test_a_full_keys_backlog_of_100000_never_starves_another_key_nor_costs_reads
     started = time.monotonic()
     assert claim(api, 10) == [other]
     print(
-        f"claim in {time.monotonic() - started:.1f} s: {len(calls)} reads, {sum(rows_read)} items read: {calls}"
+        f"claim in {time.monotonic() - started:.1f} s:",
+        f"{len(calls)} reads, {sum(rows_read)} items read: {calls}",
     )
     assert len(calls) <= 12, calls
     assert sum(rows_read) <= 20, list(zip(calls, rows_read, strict=True))

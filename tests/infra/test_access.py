@@ -267,6 +267,12 @@ def test_each_access_entry_is_exactly_what_its_endpoint_calls(api: Api, calls: C
     # Spaces and tokens.
     _ok(api.patch(space, {"maxAttempts": 3}))
     _ok(api.get(space))
+    # A name with counted limits: its claims and finishes write its counters too.
+    _ok(
+        api.patch(
+            f"{space}/names/small/policy", {"concurrency": 5, "rate": {"tokens": 100, "intervalMs": 1_000}}
+        )
+    )
     token = _ok(api.post("/v1/tokens", {"scopes": ["work"], "name": "worker"}), 201)
     _ok(api.get("/v1/tokens"))
     _ok(api.delete(f"/v1/tokens/{token['id']}"), 204)
@@ -313,7 +319,15 @@ def test_each_access_entry_is_exactly_what_its_endpoint_calls(api: Api, calls: C
         _ok(api.get(f"{space}/jobs/{job}"))
     _ok(api.get(f"{space}/jobs/{small}/lines"))
     _ok(api.get(f"{space}/jobs/{small}/events"))
+    # A claimable job: its name's policy (read afresh after a change) says what holds it back.
+    waiting = _ok(api.post(f"{space}/jobs", {"name": "spare", "payload": {}}))["id"]
+    _ok(api.patch(f"{space}/names/spare/policy", {"agingIntervalMs": 30_000}))
+    _ok(api.get(f"{space}/jobs/{waiting}"))
     _ok(api.post(f"{space}/jobs:cancel", {"ids": [extra]}))
+    # A space with a cap: its jobs are written in transactions with the count.
+    capped = "/v1/spaces/capped"
+    _ok(api.patch(capped, {"maxInFlight": 10}))
+    _ok(api.post(f"{capped}/jobs", {"name": "n"}))
     # Flow control: a policy set before the name's first job, read and reset; diagnostics.
     _ok(api.patch(f"{space}/names/fresh/policy", {"paused": True}))
     _ok(api.get(f"{space}/names/fresh/policy"))

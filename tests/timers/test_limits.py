@@ -211,3 +211,17 @@ def test_the_space_count_follows_every_job_to_its_end(api: Api, rt: Runtime) -> 
     item = rt.jobs.get_item("limits", ids[2])
     assert item is not None and item["holds"] == {"space"}
     assert rt.db.get(keys.inflight("limits"))["held"] == 1  # type: ignore[index]
+
+
+def test_a_batch_larger_than_one_transaction_is_counted_whole(api: Api, rt: Runtime) -> None:
+    """150 jobs (two transactions, each turning part of the reservation into holds), two of
+    them keyed, one a repeat of a key held already: it adds nothing to the count."""
+    api.patch(SPACE, {"maxInFlight": 200})
+    assert create(api, 1, key="held")
+    jobs = [{"name": "n"} for _ in range(147)] + [{"name": "n", "key": "held"}, {"name": "n", "key": "new"}]
+    answer = api.post(JOBS, {"jobs": jobs})
+    assert answer.status == 200, answer
+    assert [j["outcome"] for j in answer.body["jobs"]].count("DUPLICATE") == 1
+    assert api.get(SPACE).body["inFlight"] == 1 + 148
+    item = rt.db.get(keys.inflight("limits"))
+    assert item is not None and not [a for a in item if a.startswith("r#")], "the reservation was settled"
