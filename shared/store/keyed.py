@@ -20,6 +20,10 @@ Nothing here can hide a job for good:
   second empty look that long after, with no create in between (a create clears
   `emptySeenAtMs`), removes it.
 
+A key's `perKeyRate` is a GCRA on the same item (`Counters.take_gcra`): a claim that reads
+the key takes what the rate allows; none allowed, the entry moves to the later lane at the
+time the rate allows the next hand-out (`take_rate`).
+
 The head is kept only approximately (a claim moves it to the next job it read, on the
 condition that it is still what it read): it places the key in the order; a claim that
 reads the entry reads the key's lane from its true head.
