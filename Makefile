@@ -58,6 +58,7 @@ bench: install
 	$(BIN)/python -m bench.cost
 	$(BIN)/python -m bench.spread
 	$(BIN)/python -m bench.limits
+	$(BIN)/python -m bench.keys
 	$(BIN)/python -m bench.local
 
 clean:

@@ -99,11 +99,13 @@ def run(
     load: bool = False,
     callback: bool = False,
     setup: Callable[[Runtime], None] | None = None,
+    job_fields: Callable[[int], dict[str, Any]] | None = None,
 ) -> tuple[dict[str, Usage], PartitionLoad | None]:
     """Create `jobs` jobs `batch` a request, claim and complete them `hand_out` a request
     (default `batch`), then run the lease check. With `load`, every request first reads
     its token, as a handler does, and the units are also counted per partition key. With
-    `callback`, every job has one, which its receiver takes at the first try."""
+    `callback`, every job has one, which its receiver takes at the first try. `job_fields`
+    gives the n-th job fields of its own (a `concurrencyKey`)."""
     hand_out = hand_out or batch
     local_environment()
     one_backup_per_transaction()  # moto's own cost, not DynamoDB's: see devserver.wiring
@@ -142,13 +144,14 @@ def run(
                 Tokens(rt.tokens.store, clock).authenticate(f"Bearer {token}")
 
         meter.reset()
-        for _ in range(jobs // batch):
+        for b in range(jobs // batch):
             new = [
                 NewJob.model_validate(
                     {"name": "charge-invoice", "payload": payload(rng)}
                     | ({"callback": HOOK} if callback else {})
+                    | (job_fields(b * batch + i) if job_fields else {})
                 )
-                for _ in range(batch)
+                for i in range(batch)
             ]
             request()
             rt.queue.create(SPACE, new, batch=batch > 1)

@@ -103,17 +103,24 @@ class Callback(Answer):
     """Once the job has finished (one job's GET only)."""
 
 
-WaitReason = Literal["DELAY", "BACKOFF", "PAUSED", "CONCURRENCY", "RATE", "WORKER"]
+WaitReason = Literal[
+    "DELAY", "BACKOFF", "PAUSED", "CONCURRENCY", "RATE", "KEY_CONCURRENCY", "KEY_RATE", "WORKER"
+]
 """Why a pending job is not running, the first that holds in this order: its first time has
 not come (DELAY), it waits before a retry (BACKOFF), its name is paused (PAUSED), its name
-has `concurrency` jobs running (CONCURRENCY), its name's `rate` is used up (RATE), or it is
-claimable and no worker has asked for its name (WORKER)."""
+has `concurrency` jobs running (CONCURRENCY), its name's `rate` is used up (RATE), its
+`concurrencyKey` has `perKeyConcurrency` jobs running (KEY_CONCURRENCY) or its key's
+`perKeyRate` is used up (KEY_RATE), or it is claimable and no worker has asked for its
+name (WORKER)."""
 
 
 class WaitingOn(Answer):
     reason: WaitReason
     untilMs: int | Omitted = omitted()
-    """DELAY and BACKOFF: when it becomes claimable; RATE: when the next hand-out is allowed."""
+    """DELAY and BACKOFF: when it becomes claimable; RATE and KEY_RATE: when the next hand-out
+    is allowed."""
+    key: str | Omitted = omitted()
+    """KEY_CONCURRENCY and KEY_RATE: the job's `concurrencyKey`."""
 
 
 class JobSummary(Answer):

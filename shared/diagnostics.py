@@ -103,6 +103,9 @@ def reasons(census: Census, limits: Limits) -> list[WaitReason]:
         "PAUSED": claimable and held_back == "PAUSED",
         "CONCURRENCY": claimable and held_back == "CONCURRENCY",
         "RATE": claimable and held_back == "RATE",
+        # Keyed jobs wait in their keys' lanes, which the census does not read (yet).
+        "KEY_CONCURRENCY": False,
+        "KEY_RATE": False,
         "WORKER": claimable and held_back == "WORKER",
     }
     return [reason for reason in WAIT_REASONS if holds[reason]]

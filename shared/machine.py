@@ -198,26 +198,29 @@ class Guard:
     """The lease must have ended by then (it may have been renewed since it was filed)."""
 
 
-HoldKind = Literal["space", "name"]
+HoldKind = Literal["space", "name", "key"]
 """The counted limits a job can hold a place in: its space's `maxInFlight` (from create
-until it finishes) and its name's `concurrency` (from claim until it leaves RUNNING). A
-per-key slot is one more kind, held like a name's."""
-HELD_WHILE_RUNNING: frozenset[HoldKind] = frozenset({"name"})
-ALL_HOLDS: frozenset[HoldKind] = frozenset({"space", "name"})
+until it finishes), its name's `concurrency` and its key's `perKeyConcurrency` (from claim
+until it leaves RUNNING). A keyed job always holds a key slot while running, under a cap or
+not: the key's count of running jobs is what lists the key for claims again."""
+HELD_WHILE_RUNNING: frozenset[HoldKind] = frozenset({"name", "key"})
+ALL_HOLDS: frozenset[HoldKind] = frozenset({"space", "name", "key"})
 
 
 @dataclass(frozen=True)
 class Hold:
     """One place a job holds in one counter: the counter's kind, and which of the items it is
     split over (a name's slots are spread over shards so no item is hot). The job item
-    names its holds (`tag`), so the write that lets a hold go knows which counter to lower."""
+    names its holds (`tag`), so the write that lets a hold go knows which counter to lower.
+    A key slot's counter is the key's own item: its tag is just `key`, the key being the
+    job's `concurrencyKey` (the store's `Owner`)."""
 
     kind: HoldKind
     shard: int = 0
 
     @property
     def tag(self) -> str:
-        return self.kind if self.kind == "space" else f"{self.kind}.{self.shard}"
+        return self.kind if self.kind in ("space", "key") else f"{self.kind}.{self.shard}"
 
     @classmethod
     def of(cls, tag: str) -> Hold:
@@ -465,8 +468,19 @@ def unclaimed(*, now_ms: int, window_ms: int, retention: Retention) -> Transitio
     )
 
 
-WaitReason = Literal["DELAY", "BACKOFF", "PAUSED", "CONCURRENCY", "RATE", "WORKER"]
-WAIT_REASONS: tuple[WaitReason, ...] = ("DELAY", "BACKOFF", "PAUSED", "CONCURRENCY", "RATE", "WORKER")
+WaitReason = Literal[
+    "DELAY", "BACKOFF", "PAUSED", "CONCURRENCY", "RATE", "KEY_CONCURRENCY", "KEY_RATE", "WORKER"
+]
+WAIT_REASONS: tuple[WaitReason, ...] = (
+    "DELAY",
+    "BACKOFF",
+    "PAUSED",
+    "CONCURRENCY",
+    "RATE",
+    "KEY_CONCURRENCY",
+    "KEY_RATE",
+    "WORKER",
+)
 """In the order they are looked at: a job waits on the first that holds."""
 
 
@@ -478,6 +492,10 @@ class NameState:
     paused: bool = False
     at_concurrency: bool = False
     rate_until_ms: int | None = None
+    key_at_concurrency: bool = False
+    """The job's own `concurrencyKey` has `perKeyConcurrency` jobs running."""
+    key_rate_until_ms: int | None = None
+    """When the `perKeyRate` of the job's own key next allows a hand-out, if used up."""
 
 
 def waiting_on(job: Job, *, now_ms: int, name: NameState) -> tuple[WaitReason, int | None] | None:
@@ -496,6 +514,10 @@ def waiting_on(job: Job, *, now_ms: int, name: NameState) -> tuple[WaitReason, i
         return "CONCURRENCY", None
     if name.rate_until_ms is not None:
         return "RATE", name.rate_until_ms
+    if name.key_at_concurrency:
+        return "KEY_CONCURRENCY", None
+    if name.key_rate_until_ms is not None:
+        return "KEY_RATE", name.key_rate_until_ms
     return "WORKER", None
 
 

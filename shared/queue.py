@@ -135,6 +135,7 @@ class Queue:
                 [r for _, r in records],
                 key_released=lambda item: self._key_released(item, settings, now),
                 reservation=reservation,
+                per_key={n: policies.get(n).per_key_concurrency for n in {r.job.name for _, r in records}},
             )
         except Exception:
             # Every job is checked before anything is written, so this is a fault of the
@@ -277,6 +278,10 @@ class Queue:
                 payload_budget=self.config.claim_payload_bytes,
                 reach={n: policies.spread(n).reach for n in running},
                 limits={n: limits for n in running if (limits := name_limits(policies.get(n)))},
+                per_key={n: policies.get(n).per_key_concurrency for n in running},
+                per_key_rate={
+                    n: (r.tokens, r.interval_ms) for n in running if (r := policies.get(n).per_key_rate)
+                },
             )
             if claimed or now >= deadline:
                 return self._answer(space, claimed, now)
@@ -597,21 +602,37 @@ class Queue:
             now = self.clock.now_ms()
             ready = job.ready_at_ms if job.ready_at_ms is not None else job.run_at_ms
             # The name's counters are read only for a job that waits on nothing of its own.
-            state = self.name_state(space, job.name, now) if ready <= now else NameState()
+            state = (
+                self.name_state(space, job.name, now, job.concurrency_key) if ready <= now else NameState()
+            )
             reason = waiting_on(job, now_ms=now, name=state)
-            waiting = render.waiting_on(*reason) if reason else None
+            waiting = render.waiting_on(*reason, key=job.concurrency_key) if reason else None
         return render.job(job, delivery=delivery, waiting_on=waiting)
 
-    def name_state(self, space: str, name: str, now: int) -> NameState:
+    def name_state(self, space: str, name: str, now: int, concurrency_key: str | None = None) -> NameState:
         """What holds the name's claimable jobs back now: its pause, its concurrency (slots
-        read now), its rate (when it next allows a hand-out)."""
+        read now), its rate (when it next allows a hand-out); and for a job with a
+        `concurrencyKey`, whether its key has `perKeyConcurrency` jobs running."""
         policy = self.policies.get(space, name)
         counters = self.jobs.counters
         full = policy.concurrency is not None and sum(counters.running(space, name)) >= policy.concurrency
         until = None
         if policy.rate is not None:
             until = counters.rate_until(space, name, policy.rate.tokens, policy.rate.interval_ms, now)
-        return NameState(paused=policy.paused, at_concurrency=full, rate_until_ms=until)
+        key_full, key_until = False, None
+        cap, key_rate = policy.per_key_concurrency, policy.per_key_rate
+        if concurrency_key is not None and cap is not None:
+            key_full = self.jobs.key_entries.running(space, name, concurrency_key) >= cap
+        if concurrency_key is not None and key_rate is not None:
+            rate = (key_rate.tokens, key_rate.interval_ms)
+            key_until = self.jobs.key_entries.rate_until(space, name, concurrency_key, rate, now)
+        return NameState(
+            paused=policy.paused,
+            at_concurrency=full,
+            rate_until_ms=until,
+            key_at_concurrency=key_full,
+            key_rate_until_ms=key_until,
+        )
 
     def list(
         self, space: str, *, status: JobStatus | None, name: str | None, limit: int, cursor: str | None

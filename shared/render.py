@@ -101,7 +101,10 @@ def rejection(reason: str, message: str) -> dict[str, Any]:
     return answers.Rejected.model_validate({"rejection": {"reason": reason, "message": message}}).shown()
 
 
-def waiting_on(reason: str, until_ms: int | None) -> answers.WaitingOn:
-    if until_ms is None:
-        return answers.WaitingOn.model_validate({"reason": reason})
-    return answers.WaitingOn.model_validate({"reason": reason, "untilMs": until_ms})
+def waiting_on(reason: str, until_ms: int | None, key: str | None = None) -> answers.WaitingOn:
+    fields: dict[str, Any] = {"reason": reason}
+    if until_ms is not None:
+        fields["untilMs"] = until_ms
+    if key is not None and reason.startswith("KEY_"):
+        fields["key"] = key
+    return answers.WaitingOn.model_validate(fields)

@@ -104,7 +104,9 @@ class Progress:
     message: str | None = None
 
 
-WaitReason = Literal["delay", "backoff", "paused", "concurrency", "rate", "worker"]
+WaitReason = Literal[
+    "delay", "backoff", "paused", "concurrency", "rate", "key_concurrency", "key_rate", "worker"
+]
 
 
 @dataclass(frozen=True)
@@ -112,15 +114,18 @@ class WaitingOn:
     """Why a pending job is not running: its first time has not come (`delay`), it waits
     before a retry (`backoff`; both with `until_ms`), its name is paused (`paused`), has
     `concurrency` jobs running (`concurrency`) or has used up its rate (`rate`, with
-    `until_ms`: when the next hand-out is allowed), or it is claimable and no worker has
-    asked for its name (`worker`)."""
+    `until_ms`: when the next hand-out is allowed), its `concurrency_key` (`key`) has
+    `per_key_concurrency` jobs running (`key_concurrency`) or has used up its key's rate
+    (`key_rate`, with `until_ms`), or it is claimable and no worker has asked for its name
+    (`worker`)."""
 
     reason: WaitReason
     until_ms: int | None = None
+    key: str | None = None
 
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> WaitingOn:
-        return cls(cast(WaitReason, str(data["reason"]).lower()), data.get("untilMs"))
+        return cls(cast(WaitReason, str(data["reason"]).lower()), data.get("untilMs"), data.get("key"))
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,15 @@ def ready_sort(place: Place, job_id: str) -> str:
     return keys.later_sort(place.ready_at_ms, job_id)
 
 
+def ready_lane(job: Job, width: int = keys.READY_SHARDS) -> str:
+    """The ready partition a job waits in for its life: its key's lane for a job with a
+    `concurrencyKey` (`shared.store.keyed`), else one of its name's `width` ready shards
+    (`shared.spread`)."""
+    if job.concurrency_key is not None:
+        return keys.key_lane(job.space, job.name, job.concurrency_key)
+    return keys.ready_partition(job.space, job.name, job.id, width)
+
+
 def job_item(
     job: Job,
     stored: dict[str, Any],
@@ -49,9 +58,8 @@ def job_item(
     width: int = keys.READY_SHARDS,
     holds: AbstractSet[str] = frozenset(),
 ) -> Item:
-    """The item for a new job, waiting at `place` in one of its name's `width` ready shards
-    (`shared.spread`); `stored` holds the packed payload attributes, `holds` the holds it is
-    created with (its space's `maxInFlight`)."""
+    """The item for a new job, waiting at `place` (`ready_lane`); `stored` holds the packed
+    payload attributes, `holds` the holds it is created with (its space's `maxInFlight`)."""
     item: Item = keys.job(job.space, job.id) | {
         "name": job.name,
         "status": job.status.value,
@@ -72,7 +80,7 @@ def job_item(
         "eventCount": 0,
         # gsk comes and goes, so only pending jobs are indexed. A job written past its rest
         # shard is moved to it when claimed (`JobStore.claim`), to wait there if ever again.
-        "gpk": keys.ready_partition(job.space, job.name, job.id, width),
+        "gpk": ready_lane(job, width),
         "gsk": ready_sort(place, job.id),
         "priority": job.priority,
         **stored,

@@ -18,8 +18,9 @@ number of jobs naming it, whatever crashed where; nothing needs a recount.
   moved by a conditional write on the value read. Hand-outs use up the rate; nothing is
   given back, so a crash can only under-use it.
 
-A per-key slot (the next increment) is one more hold kind: a counter key from the job's
-`concurrencyKey`, taken and let go by the same transitions as a name's slot.
+- A key's `perKeyConcurrency`: the key's own item (`keys.key_item`, also its entry in the
+  name's ready lanes: `shared.store.keyed`), taken and let go by the same transitions as a
+  name's slot. Letting a key slot go lists the key again in the same write (it has room now).
 """
 
 from __future__ import annotations
@@ -87,6 +88,9 @@ def counter_key(space: str, owner: Owner, hold: Hold) -> dict[str, str]:
     """The item counting `hold`: one place to add a kind of counter."""
     if hold.kind == "space":
         return keys.inflight(space)
+    if hold.kind == "key":
+        assert owner.concurrency_key is not None, "a key slot is counted on the job's key"
+        return keys.key_item(space, owner.name, owner.concurrency_key)
     return keys.slots(space, owner.name, hold.shard)
 
 
@@ -104,15 +108,32 @@ def take_action(space: str, owner: Owner, take: Take) -> dict[str, Any]:
     return {"Update": update}
 
 
-def release_action(space: str, owner: Owner, hold: Hold) -> dict[str, Any]:
-    return {
-        "Update": {
-            "Key": serialize(counter_key(space, owner, hold)),
-            "UpdateExpression": "ADD #held :minus",
-            "ExpressionAttributeNames": {"#held": HELD},
-            "ExpressionAttributeValues": values({":minus": -1}),
-        }
+def release_action(
+    space: str, owner: Owner, hold: Hold, back: tuple[str, int] | None = None
+) -> dict[str, Any]:
+    """A transaction's update of the counter a hold is let go on. A key slot let go lists the
+    key again (it has room now; a claim that finds it full takes it out again), and clears an
+    empty look; `back` (the sort key and ready time of a job coming back to the key's lane)
+    gives the entry a head if it had none (`shared.store.keyed`)."""
+    update: dict[str, Any] = {
+        "Key": serialize(counter_key(space, owner, hold)),
+        "UpdateExpression": "ADD #held :minus",
+        "ExpressionAttributeNames": {"#held": HELD},
+        "ExpressionAttributeValues": values({":minus": -1}),
     }
+    if hold.kind == "key":
+        assert owner.concurrency_key is not None
+        sets = ["gpk = :gpk"]
+        vals: dict[str, Any] = {
+            ":minus": -1,
+            ":gpk": keys.key_entry_partition(space, owner.name, owner.concurrency_key),
+        }
+        if back is not None:
+            sets += ["gsk = if_not_exists(gsk, :gsk)", "readyAtMs = if_not_exists(readyAtMs, :ready)"]
+            vals |= {":gsk": back[0], ":ready": back[1]}
+        update["UpdateExpression"] = f"SET {', '.join(sets)} REMOVE emptySeenAtMs ADD #held :minus"
+        update["ExpressionAttributeValues"] = values(vals)
+    return {"Update": update}
 
 
 class Counters:
@@ -146,11 +167,15 @@ class Counters:
         return 0
 
     def _take_share(self, space: str, name: str, share: RateShare, want: int, now_ms: int) -> int:
-        """GCRA on one item. Time is kept in units of 1/tokens ms, so one hand-out is exactly
-        `interval_ms` units and a full burst `tokens` hand-outs: `tat` (the theoretical
-        arrival time) with `per` (the tokens it was reckoned in)."""
-        key = keys.rate(space, name, share.shard)
-        per, interval = share.tokens, share.interval_ms
+        return self.take_gcra(
+            keys.rate(space, name, share.shard), share.tokens, share.interval_ms, want, now_ms
+        )
+
+    def take_gcra(self, key: dict[str, str], per: int, interval: int, want: int, now_ms: int) -> int:
+        """GCRA on one item (a name's rate share, or a key's item for its `perKeyRate`): up to
+        `want` hand-outs of `per` per `interval` ms now. Time is kept in units of 1/`per` ms, so
+        one hand-out is exactly `interval` units and a full burst `per` hand-outs: `tat` (the
+        theoretical arrival time) with `per` (the tokens it was reckoned in)."""
         for _ in range(8):
             item = self.db.get(key)
             tat = _tat(item, per)
@@ -187,15 +212,21 @@ class Counters:
         soonest: int | None = None
         for share in shares:
             item = rows.get(keys.rate(space, name, share.shard)["pk"])
-            per, interval = share.tokens, share.interval_ms
-            tat = _tat(item, per)
-            # Allowed once the debt is at most a burst less one hand-out.
-            at = tat - interval * per + interval
-            if at <= now_ms * per:
+            until = gcra_until(item, share.tokens, share.interval_ms, now_ms)
+            if until is None:
                 return None
-            until = -(-at // per)
             soonest = until if soonest is None else min(soonest, until)
         return soonest
+
+
+def gcra_until(item: dict[str, Any] | None, per: int, interval: int, now_ms: int) -> int | None:
+    """When one GCRA item next allows a hand-out, if it allows none now (None: it does)."""
+    tat = _tat(item, per)
+    # Allowed once the debt is at most a burst less one hand-out.
+    at = tat - interval * per + interval
+    if at <= now_ms * per:
+        return None
+    return -(-at // per)
 
 
 def _tat(item: dict[str, Any] | None, per: int) -> int:

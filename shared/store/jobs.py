@@ -28,12 +28,14 @@ from shared.store.codec import (
     approximate_size,
     job_from_item,
     job_item,
+    ready_sort,
     released,
     transition_update,
     ttl_seconds,
 )
 from shared.store.counters import Counters, Owner, release_action, slot_shares, take_action
 from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize, values
+from shared.store.keyed import KeyEntries, KeyLook
 from shared.store.leases import LeaseBook
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE
 
@@ -148,6 +150,7 @@ class JobStore:
         self._rng = random.Random()
         self._contention = _Contention()
         self.counters = Counters(db)
+        self.key_entries = KeyEntries(db, self.counters)
 
     # -- create ---------------------------------------------------------------
 
@@ -158,6 +161,7 @@ class JobStore:
         *,
         key_released: Callable[[KeyHold], bool],
         reservation: Reservation | None = None,
+        per_key: Mapping[str, int | None] | None = None,
     ) -> list[Inserted]:
         """Store new jobs. A job with a key takes the key in the same transaction as it is
         written, so two racing creates with one key make one job; `key_released` says
@@ -170,8 +174,12 @@ class JobStore:
 
         Under a `reservation` (the space has a `maxInFlight`) every job is written holding its
         place in the count, in a transaction that takes that place from the reservation: a
-        job is never counted without existing, nor exists uncounted."""
+        job is never counted without existing, nor exists uncounted.
+
+        A job with a `concurrencyKey` waits in its key's lane: its key's entry is made to find
+        it first (`_enter_keys`), with `per_key` each name's `perKeyConcurrency`."""
         self.blobs.store([r.payload for r in records if r.payload.s3_key is not None])
+        self._enter_keys(space, records, per_key or {})
         holds = frozenset({Hold("space").tag}) if reservation is not None else frozenset()
         plain = [r for r in records if r.job.key is None]
         if reservation is None:
@@ -189,6 +197,30 @@ class JobStore:
             self._insert_keyed(space, r, key_released, reservation) if r.job.key else Inserted(r.job.id, True)
             for r in records
         ]
+
+    def _enter_keys(self, space: str, records: list[NewRecord], per_key: Mapping[str, int | None]) -> None:
+        """Before keyed jobs are written, each key's entry is moved to the first of them (if it
+        goes first) and listed if the key has room: one read a key, and a write only when
+        something changes. (A crash before the jobs are written leaves an entry with nothing
+        new behind it, which claims clear; never a job its key's entry does not lead to.)"""
+        first: dict[tuple[str, str], NewRecord] = {}
+        for record in records:
+            job = record.job
+            if job.concurrency_key is None:
+                continue
+            at = (job.name, job.concurrency_key)
+            if at not in first or _sort_key(record) < _sort_key(first[at]):
+                first[at] = record
+        for (name, key), record in first.items():
+            self.key_entries.enter(
+                space,
+                name,
+                key,
+                gsk=_sort_key(record),
+                ready_at_ms=record.place.ready_at_ms,
+                priority=record.job.priority,
+                cap=per_key.get(name),
+            )
 
     def _transact_new(self, actions: list[dict[str, Any]]) -> None:
         """Write new items in one transaction, again while another one touches them."""
@@ -296,7 +328,7 @@ class JobStore:
                         start=start,
                         filter_expression=filter_expression,
                     )
-                    found += rows
+                    found += [r for r in rows if not keys.is_key_entry(r)]
                     if start is None:
                         break
         return found[:limit]
@@ -321,7 +353,8 @@ class JobStore:
                     start=start,
                 )
                 for row in rows:
-                    census.count(row, now_ms)
+                    if not keys.is_key_entry(row):
+                        census.count(row, now_ms)
                 if start is None:
                     break
             if census.pending >= cap:
@@ -455,6 +488,8 @@ class JobStore:
         payload_budget: int,
         reach: Mapping[str, int] | None = None,
         limits: Mapping[str, NameLimits] | None = None,
+        per_key: Mapping[str, int | None] | None = None,
+        per_key_rate: Mapping[str, tuple[int, int]] | None = None,
     ) -> list[Claimed]:
         """Hand out up to `count` jobs of `names` (each with its aging interval in force), in
         order of hand-out, each by a conditional write that only one claim can win.
@@ -472,9 +507,11 @@ class JobStore:
         loss), so claims at once try different jobs. Without races `k` is 1: the order is
         exact at rest; with them, a job is handed out from among the first `k` x count.
 
-        A name with `limits` gets no more than its room (`_room`, reckoned once a claim for
-        the names its first look finds), each of its jobs taking a slot of its `concurrency`
-        in the job's own write."""
+        A name with `limits` gets no more than its room (`_fill_room`, reckoned once a claim
+        for the names its first look finds), each of its jobs taking a slot of its
+        `concurrency` in the job's own write. Keys' entries among the candidates are read
+        for their head jobs (`_expand_keys`; `per_key`: each name's `perKeyConcurrency`),
+        each of which takes a slot of its key in its own write."""
         contention = self._contention
         spread = contention.spread(space, names)
         new_look = functools.partial(
@@ -500,6 +537,15 @@ class JobStore:
                 lost_any = False
                 continue
             rows = _interleaved(look.read(shards), spread, self._rng)
+            rows, keyed = self._expand_keys(
+                space,
+                rows,
+                names=names,
+                now_ms=now_ms,
+                count=count - len(won),
+                per_key=per_key or {},
+                per_key_rate=per_key_rate or {},
+            )
             taken, lost, budget = self._take(
                 space,
                 rows,
@@ -510,7 +556,9 @@ class JobStore:
                 have_some=bool(won),
                 room=room,
                 limits=limits or {},
+                keyed=keyed,
             )
+            self._settle_keys(space, keyed, now_ms)
             won += taken
             lost_any = lost_any or lost
         if lost_any:
@@ -532,10 +580,12 @@ class JobStore:
         have_some: bool,
         room: _Room,
         limits: Mapping[str, NameLimits],
+        keyed: Mapping[tuple[str, str], KeyLook],
     ) -> tuple[list[Item], bool, int]:
         """Claim up to `count` of `rows` (in their order): what it won, whether it lost any
         to another claim, and the payload budget left. `room` says how many more of each
-        limited name this claim may hand out (filled in here for names met first)."""
+        limited name this claim may hand out (filled in here for names met first), `keyed`
+        how many of each key's head jobs it read."""
         self._fill_room(space, room, [row for row, _ in rows], limits=limits, count=count, now_ms=now_ms)
         chosen: list[tuple[Item, Transition, str]] = []
         for row, lane in rows:
@@ -558,6 +608,21 @@ class JobStore:
         self.leases.record(
             space, [(row["sk"], t.changes["attempt"], t.changes["lease_until_ms"]) for row, t, _ in chosen]
         )
+        return self._claim_chosen(space, chosen, count=count, room=room, keyed=keyed, budget=budget)
+
+    def _claim_chosen(
+        self,
+        space: str,
+        chosen: list[tuple[Item, Transition, str]],
+        *,
+        count: int,
+        room: _Room,
+        keyed: Mapping[tuple[str, str], KeyLook],
+        budget: int,
+    ) -> tuple[list[Item], bool, int]:
+        """Claim the chosen candidates in order until `count` are won, within each limited
+        name's room and each key's; a keyed job takes a slot of its key in its own write.
+        What it won, whether it lost any race, and the payload budget left."""
         won: list[Item] = []
         contended: set[str] = set()
         lost = False
@@ -565,7 +630,10 @@ class JobStore:
             if len(won) >= count:
                 break
             name = _name_of(space, row)
-            if lane in contended or (name in room and room[name] <= 0):
+            key = _key_of(row, space)
+            look = keyed.get(key) if key is not None else None
+            full = (name in room and room[name] <= 0) or (look is not None and look.won >= look.room)
+            if lane in contended or full:
                 budget += row.get("payloadBytes", 0)
                 continue
             try:
@@ -573,16 +641,21 @@ class JobStore:
                     space,
                     name,
                     row,
-                    transition,
+                    _key_take(transition, row, look),
                     free=room.slots.get(name),
                     shares=room.shares.get(name),
                     extra=_homeward(row),
                 )
             except (ConditionFailed, Contended):
                 # Another claim won it, or it changed since the index saw it: that claim is
-                # likely working down this lane (a shard, or a slice), so leave it the lane.
+                # likely working down this lane (a shard, a slice, a key), so leave it the lane.
                 contended.add(lane)
                 lost = True
+                budget += row.get("payloadBytes", 0)
+                continue
+            except CounterFull:
+                assert look is not None
+                look.room = look.won  # the key filled up since its item was read
                 budget += row.get("payloadBytes", 0)
                 continue
             if item is None:
@@ -592,6 +665,8 @@ class JobStore:
             won.append(item)
             if name in room:
                 room[name] -= 1
+            if look is not None:
+                look.won += 1
         return won, lost, budget
 
     def _claim_one(
@@ -607,21 +682,89 @@ class JobStore:
     ) -> Item | None:
         """Claim one job; for a name with a `concurrency`, on a slot shard with room (another
         when the one tried has filled since it was read). None: no shard has room."""
+        owner = Owner(name, row.get("concurrencyKey"))
         if free is None or shares is None:
-            owner = Owner(name, row.get("concurrencyKey"))
             return self.apply(space, row["sk"], transition, owner=owner, extra=extra)
         while any(free):
             shard = random.choice([n for n, left in enumerate(free) if left > 0])
             take = Take(Hold("name", shard), shares[shard])
             try:
-                owner = Owner(name, row.get("concurrencyKey"))
-                item = self.apply(space, row["sk"], _with_takes(transition, take), owner=owner, extra=extra)
-            except CounterFull:
+                item = self.apply(
+                    space,
+                    row["sk"],
+                    _with_takes(transition, *transition.takes, take),
+                    owner=owner,
+                    extra=extra,
+                )
+            except CounterFull as full:
+                if full.hold.kind != "name":
+                    raise
                 free[shard] = 0
                 continue
             free[shard] -= 1
             return item
         return None
+
+    def _expand_keys(
+        self,
+        space: str,
+        rows: list[tuple[Item, str]],
+        *,
+        names: Mapping[str, int],
+        now_ms: int,
+        count: int,
+        per_key: Mapping[str, int | None],
+        per_key_rate: Mapping[str, tuple[int, int]],
+    ) -> tuple[list[tuple[Item, str]], dict[tuple[str, str], KeyLook]]:
+        """Candidates with each key entry near the head replaced by its key's head jobs, as many
+        as the key has room for (its item read strongly consistent, its lane from the head),
+        in order of hand-out among the rest (each key a lane of its own for `_claim_chosen`).
+        A full key's entry is taken out of the lanes and its lane not read: a full key's
+        backlog costs a claim nothing. A key under a `perKeyRate` (`per_key_rate`: tokens,
+        interval) gets no more than its rate allows now, taken here; a key whose rate is used
+        up waits in the later lane until it allows one."""
+        entries = [r for r, _ in rows[: count + CLAIM_SPARE] if keys.is_key_entry(r)]
+        jobs = [(r, lane) for r, lane in rows if not keys.is_key_entry(r)]
+        if not entries:
+            return jobs, {}
+        items = self.key_entries.read(space, entries)
+        looks: dict[tuple[str, str], KeyLook] = {}
+        found: list[tuple[int, str, Item, str]] = []
+        for entry in entries:
+            item = items.get(entry["pk"])
+            if item is None or "concurrencyKey" not in item:
+                continue
+            name = keys.ready_name(space, entry["gpk"])
+            look = KeyLook(name, str(item["concurrencyKey"]), per_key.get(name), item)
+            if look.cap is not None and look.held >= look.cap:
+                self.key_entries.delist(space, name, look.key, look.cap)
+                continue
+            look.room = count if look.cap is None else min(count, look.cap - look.held)
+            # Read a little past the room: the index may still show jobs just claimed.
+            look.read_limit = look.room + 2
+            self.key_entries.lane(look, space, now_ms, look.read_limit)
+            rate = per_key_rate.get(name)
+            if rate is not None and look.rows:
+                allowed = self.key_entries.take_rate(
+                    look, space, rate, min(look.room, len(look.rows)), now_ms
+                )
+                if not allowed:
+                    continue
+                look.room = allowed
+            aging_ms = names.get(name, 0)
+            for row in look.rows:
+                row["name"] = name
+                found.append((_order(row, aging_ms), row["sk"], row, f"key {name}#{look.key}"))
+            looks[(name, look.key)] = look
+        found += [(_order(r, names.get(_name_of(space, r), 0)), r["sk"], r, lane) for r, lane in jobs]
+        found.sort(key=lambda f: (f[0], f[1]))
+        return [(row, lane) for _, _, row, lane in found], looks
+
+    def _settle_keys(self, space: str, looks: Mapping[tuple[str, str], KeyLook], now_ms: int) -> None:
+        """Move each key's entry read by this claim to its next head, or out of the lanes
+        (`KeyEntries.settle`)."""
+        for look in looks.values():
+            self.key_entries.settle(space, look, now_ms)
 
     def _fill_room(
         self,
@@ -739,9 +882,15 @@ class JobStore:
         if not gone and not transition.takes:
             return self.db.apply(key, update, returns="ALL_NEW")
         assert owner is not None, f"{transition.name} changes a count of a job whose name is unknown"
-        counters = [release_action(space, owner, Hold.of(tag)) for tag in sorted(gone)]
+        # A job back in its key's lane gives the key's entry a head if it had none.
+        place = transition.place if transition.to == JobStatus.PENDING else None
+        back = (ready_sort(place, job_id), place.ready_at_ms) if place is not None else None
+        counters = [release_action(space, owner, Hold.of(tag), back) for tag in sorted(gone)]
         counters += [take_action(space, owner, take) for take in transition.takes]
         self._transact_counted(_update_action(key, update), counters, transition.takes)
+        if back is not None and owner.concurrency_key is not None:
+            # Only the key's place in the order depends on this write: it may go first now.
+            self.key_entries.lower(space, owner.name, owner.concurrency_key, gsk=back[0], ready_at_ms=back[1])
         # A transaction answers nothing: the item after it is read (strongly consistent).
         return self.db.get(key) or {}
 
@@ -780,6 +929,32 @@ class _Room(dict[str, int]):
 
 def _name_of(space: str, row: Item) -> str:
     return str(row["name"]) if "name" in row else keys.ready_name(space, row["gpk"])
+
+
+def _key_of(row: Item, space: str) -> tuple[str, str] | None:
+    """The (name, concurrency key) of a keyed candidate; None for a job without a key."""
+    key = row.get("concurrencyKey")
+    return None if key is None else (_name_of(space, row), str(key))
+
+
+def _order(row: Item, aging_ms: int) -> int:
+    """A candidate's order of hand-out: a due job's from its sort key, a later job's from its
+    ready time and priority under the aging interval in force now."""
+    if keys.is_due(row["gsk"]):
+        return keys.due_order(row["gsk"])
+    return hand_out_order(ready_at_ms=row["readyAtMs"], priority=row.get("priority", 0), aging_ms=aging_ms)
+
+
+def _sort_key(record: NewRecord) -> str:
+    return ready_sort(record.place, record.job.id)
+
+
+def _key_take(transition: Transition, row: Item, look: KeyLook | None) -> Transition:
+    """A claim of a keyed job takes a slot of its key (under `perKeyConcurrency`, or none)."""
+    if look is None:
+        return transition
+    look.tried.add(row["sk"])
+    return _with_takes(transition, Take(Hold("key"), look.cap))
 
 
 def _with_takes(transition: Transition, *takes: Take) -> Transition:
@@ -918,6 +1093,8 @@ def _homeward(row: Item) -> Callable[[UpdateBuilder], None] | None:
     """For a job claimed from past its rest shard: its claim moves it to that shard (it is
     leaving the index, so the move costs nothing), so that if it ever waits again it waits
     where every reach looks, and the shards past the rest can empty for good."""
+    if row.get("concurrencyKey") is not None:
+        return None  # a keyed job waits in its key's lane, never a name's shard
     home = keys.rest_shard(row["gpk"])
     if home == row["gpk"]:
         return None

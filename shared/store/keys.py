@@ -147,6 +147,35 @@ def rate(space_name: str, name: str, shard: int) -> dict[str, str]:
     return {"pk": f"RATE#{space_name}#{name}#{shard}", "sk": "-"}
 
 
+# -- concurrency keys ------------------------------------------------------------------
+# A job with a `concurrencyKey` waits in its key's own lane (`key_lane`, same D#/L# sort
+# keys as a name's lanes), never in the name's: 100,000 jobs of a full key cannot bury the
+# other keys. The key item (`key_item`) counts the key's running jobs (`held`, the per-key
+# slot hold) and is the key's entry in the name's ready lanes: indexed (`gpk` a name shard,
+# `gsk` its head job's sort key) while the key has pending jobs and room.
+
+KEY_ENTRY_PREFIX = "Q#"
+
+
+def key_item(space_name: str, name: str, key: str) -> dict[str, str]:
+    return {"pk": f"{KEY_ENTRY_PREFIX}{space_name}#{name}#{key}", "sk": "-"}
+
+
+def key_lane(space_name: str, name: str, key: str) -> str:
+    """The ready partition of one key's pending jobs (a job keeps it for life, as any gpk)."""
+    return f"{space_name}#{name}#K#{key}"
+
+
+def key_entry_partition(space_name: str, name: str, key: str) -> str:
+    """The name shard a key's entry is listed in: spread by the key, as jobs are by id."""
+    return f"{space_name}#{name}#{_shard(key, READY_SHARDS)}"
+
+
+def is_key_entry(row: dict[str, object]) -> bool:
+    """Whether a ready-index row is a key's entry rather than a job."""
+    return str(row["pk"]).startswith(KEY_ENTRY_PREFIX)
+
+
 def ready_name(space_name: str, partition: str) -> str:
     """The job name of a ready partition (`ready_partition`): its middle part."""
     return partition.removeprefix(f"{space_name}#").rsplit("#", 1)[0]

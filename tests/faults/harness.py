@@ -74,6 +74,7 @@ ALLOWED_TO_STAY = {
     "N#": "a name's sampled count of recent creates (shared.spread): a name outlives its jobs",
     "RUN#": "a name's concurrency slot counters: a name outlives its jobs (each must count 0)",
     "RATE#": "a name's rate items (the time its rate next allows): a name outlives its jobs",
+    "Q#": "a concurrency key's item (its running count, its entry): a name outlives its jobs (must count 0)",
 }
 """What may stay in the table for good after every job is gone, and why. Everything else
 (jobs, side items, lines, events, keys, deliveries, lease buckets) must be removed by the
@@ -457,7 +458,7 @@ class World:
         a create that died may be left unhealed."""
         found = []
         for item in left:
-            counter = item["pk"].startswith("RUN#") or (
+            counter = item["pk"].startswith(("RUN#", "Q#")) or (
                 item["pk"].startswith("S#") and item["sk"] == "inflight"
             )
             if not counter:

@@ -212,6 +212,68 @@ LIMITED = [
 ]
 """The state changes that take or let go of a count (issue 10, point 2)."""
 
+
+def keyed(*fields: dict[str, Any]) -> Callable[[World], list[str]]:
+    """Pending jobs of a key each (one a dict of fields), in a name with a `concurrency` too."""
+
+    def run(w: World) -> list[str]:
+        w.request("PATCH", f"/v1/spaces/{SPACE}/names/n/policy", {"concurrency": 4, "perKeyConcurrency": 1})
+        return [w.create({"name": "n", "callback": CALLBACK, **f}).body["id"] for f in fields]
+
+    return run
+
+
+def keyed_claimed(w: World) -> tuple[str, int]:
+    """A running job of a full key, another of the key waiting."""
+    keyed({"concurrencyKey": "q"}, {"concurrencyKey": "q"})(w)
+    [job] = w.claim(1)
+    w.bg.stream()
+    return job["id"], job["attempt"]
+
+
+def keyed_pending_and_running(w: World) -> list[str]:
+    ids = keyed({"concurrencyKey": "q"}, {"concurrencyKey": "q"}, {"concurrencyKey": "r"})(w)
+    w.claim(1)
+    w.bg.stream()
+    return ids
+
+
+def keyed_lease_ended(w: World) -> None:
+    """A keyed job's lease ends (its worker died): its key's slot goes back at the tick."""
+    keyed({"concurrencyKey": "q", "maxAttempts": 1}, {"concurrencyKey": "q"})(w)
+    for job in w.claim(2):
+        w.held.remove((job["id"], job["attempt"]))
+    w.bg.stream()
+    w.clock.advance(5 * MINUTE_MS + 1_000)
+
+
+KEYED = [
+    Operation(
+        "keyed-create",
+        keyed_claimed,
+        lambda w, _: w.create(
+            {
+                "jobs": [
+                    {"name": "n", "concurrencyKey": "q"},
+                    {"name": "n", "concurrencyKey": "r", "priority": 3},
+                ]
+            }
+        ),
+    ),
+    Operation(
+        "keyed-claim",
+        keyed({"concurrencyKey": "q"}, {"concurrencyKey": "q"}, {"concurrencyKey": "r"}),
+        lambda w, _: w.claim(3),
+    ),
+    Operation("keyed-complete", keyed_claimed, reporting(complete={"result": "r"})),
+    Operation("keyed-fail-retry", keyed_claimed, reporting(fail={"error": "e"})),
+    Operation("keyed-release", keyed_claimed, reporting(release={})),
+    Operation("keyed-cancel", keyed_pending_and_running, lambda w, ids: w.cancel(ids)),
+    Operation("keyed-tick-lease-expiry", keyed_lease_ended, lambda w, _: w.tick_invoke(), next_tick),
+]
+"""The state changes of jobs with a `concurrencyKey`: no key slot leaks, no keyed job is left
+where no claim finds it (issue 10, point 3)."""
+
 OPERATIONS = [
     Operation(
         "create-single", nothing, lambda w, _: w.create({"name": "n", "payload": SIDE, "callback": CALLBACK})
@@ -282,6 +344,7 @@ OPERATIONS = [
     # The same record lost to the dead-letter queue before the stream function ever ran it.
     Operation("stream-retention-remove-dlq", removal_records, lambda w, records: None),
     *LIMITED,
+    *KEYED,
 ]
 BY_NAME = {op.name: op for op in OPERATIONS}
 
