@@ -38,16 +38,16 @@ def test_a_slot_is_held_while_running_and_the_space_place_until_final(
 
 def test_a_write_that_lets_go_requires_exactly_the_holds_read() -> None:
     complete = machine.complete(attempt=1, now_ms=0, retention=KEEP)
-    update = transition_update("j", complete, holds=HOLDS)
+    update = transition_update("space", "j", complete, holds=HOLDS)
     assert "size(#holds)" in update.condition() and "REMOVE" in update.expression()
-    nothing = transition_update("j", complete)
+    nothing = transition_update("space", "j", complete)
     assert "attribute_not_exists(#holds)" in nothing.condition()
     release = machine.release(attempt=1, now_ms=0, priority=0, aging_ms=1)
-    assert "DELETE #holds" in transition_update("j", release, holds=HOLDS).expression()
+    assert "DELETE #holds" in transition_update("space", "j", release, holds=HOLDS).expression()
     touch = machine.touch(attempt=1, now_ms=0, lease_ms=1)
-    assert "holds" not in transition_update("j", touch).condition(), "a touch never looks at holds"
+    assert "holds" not in transition_update("space", "j", touch).condition(), "a touch never looks at holds"
     claim = machine.claim(attempt_before=0, now_ms=0, lease_ms=1, takes=(Take(Hold("name", 2), 8),))
-    assert "ADD #holds" in transition_update("j", claim).expression()
+    assert "ADD #holds" in transition_update("space", "j", claim).expression()
 
 
 @pytest.mark.parametrize(
