@@ -336,13 +336,17 @@ class JobStore:
     def census(
         self, space: str, name: str, now_ms: int, cap: int, *, reach: int = keys.READY_SHARDS
     ) -> Census:
-        """Count the pending jobs of `name` from its ready shards in `reach`, up to `cap` entries.
+        """Count the pending jobs of `name` from its ready shards in `reach`, and the lanes of
+        the keys listed there (a key at its limit is not listed: its jobs are not counted),
+        up to `cap` entries.
 
         Reads every entry it counts (a count query is billed the same), in pages of up to
         1 MB of the index: some 250 bytes an entry, so 10,000 entries cost about 300 read
         units. The index is eventually consistent: counts may lag writes by a second."""
         census = Census()
-        for partition in keys.ready_partitions(space, name, reach):
+        lanes = keys.ready_partitions(space, name, reach)
+        while lanes and census.pending < cap:
+            partition = lanes.pop(0)
             start = None
             while census.pending < cap:
                 rows, start = self.db.query(
@@ -355,11 +359,12 @@ class JobStore:
                 for row in rows:
                     if not keys.is_key_entry(row):
                         census.count(row, now_ms)
+                    elif row.get("concurrencyKey") is not None:
+                        # A listed key's jobs wait in its own lane: counted from there.
+                        lanes.append(keys.key_lane(space, name, str(row["concurrencyKey"])))
                 if start is None:
                     break
-            if census.pending >= cap:
-                census.capped = True
-                break
+        census.capped = census.pending >= cap
         return census
 
     def forget(self, space: str, job_id: str, item: Item) -> None:

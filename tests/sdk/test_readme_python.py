@@ -121,7 +121,7 @@ def test_the_flow_control_example_pauses_reads_and_resets_a_name(dev: DevServer)
         check=False,
     )
     assert ran.returncode == 0, ran.stderr
-    assert "WaitingOn(reason='paused', until_ms=None)" in ran.stdout
+    assert "WaitingOn(reason='paused', until_ms=None, key=None)" in ran.stdout
     assert "send-receipt 1 1 ('paused',)" in ran.stdout
     with emit.Emit(dev.url, dev.token, "billing") as client:
         assert client.names.policy("send-receipt").overridden == ()
