@@ -258,3 +258,26 @@ def test_a_keys_entry_past_a_narrowed_width_keeps_the_reach_until_a_claim_moves_
     assert spread_of(rt).reach == keys.READY_SHARDS, "the shards past the width emptied"
     rt.policies.forget(SPACE)
     assert len(claim(api, 10)) == len(keyed), "and the keys' next jobs are found within it"
+
+
+def test_a_claim_that_moves_a_keys_entry_moves_it_within_the_width(
+    api: Api, rt: Runtime, clock: ManualClock
+) -> None:
+    """A key with room left after a claim keeps its entry listed, moved to its next head: into
+    the name's width as it is now (here narrowed), so the shards past it can empty."""
+    [key] = far_keys(1)
+    api.patch(f"/v1/spaces/{SPACE}/names/n/policy", {"perKeyConcurrency": 5})
+    widen(rt, clock, 64)
+    made = []
+    for _ in range(3):
+        made.append(api.post(JOBS, {"name": "n", "concurrencyKey": key}).body["id"])
+        clock.advance(1)
+    assert shard_of(key_entry(rt, key)) >= keys.READY_SHARDS
+    store = rt.queue.spreader.store
+    store.set_spread(SPACE, "n", spread_of(rt), width=keys.READY_SHARDS, reach=64, now_ms=clock.now_ms())
+    rt.policies.forget(SPACE)
+    assert [j["id"] for j in claim(api, 1)] == made[:1]
+    entry = key_entry(rt, key)
+    assert entry["gsk"] == job_item(rt, made[1])["gsk"], "moved to the key's next head"
+    assert entry["gpk"] == keys.key_entry_partition(SPACE, "n", key), "within the width now"
+    assert [j["id"] for j in claim(api, 5)] == made[1:]
