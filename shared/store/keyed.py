@@ -24,6 +24,11 @@ A key's `perKeyRate` is a GCRA on the same item (`Counters.take_gcra`): a claim 
 the key takes what the rate allows; none allowed, the entry moves to the later lane at the
 time the rate allows the next hand-out (`take_rate`).
 
+The entry is listed, and moved, in the key's shard of its name's width at the time
+(`keys.key_entry_partition`; the width from the policies' cache, `Widths`), as a new job
+is: a name's keys spread over its shards with its load, and a claim that moves an entry
+past a narrowed width moves it in, so the clock can lower the reach (`shared.spread`).
+
 The head is kept only approximately (a claim moves it to the next job it read, on the
 condition that it is still what it read): it places the key in the order; a claim that
 reads the entry reads the key's lane from its true head.
