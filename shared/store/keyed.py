@@ -157,14 +157,30 @@ class KeyEntries:
 
     def lower(self, space: str, name: str, key: str, *, gsk: str, ready_at_ms: int) -> None:
         """Move the key's head to `gsk` if that goes first (a job back in its lane); only the
-        order depends on it, so a lost race or a fault changes nothing that matters."""
+        order depends on it, so a lost race or a fault changes nothing that matters. A listed
+        entry moves within its name's width as it does; one out of the lanes stays out."""
+        item_key = keys.key_item(space, name, key)
+        ahead = "attribute_exists(pk) AND (attribute_not_exists(#gsk) OR #gsk > :gsk)"
+        vals = {":gsk": gsk, ":ready": ready_at_ms}
+        try:
+            self.db.update(
+                item_key,
+                "SET #gsk = :gsk, readyAtMs = :ready, gpk = :gpk",
+                condition=f"{ahead} AND attribute_exists(gpk)",
+                names={"#gsk": "gsk"},
+                vals=vals | {":gpk": self.partition(space, name, key)},
+            )
+            return
+        except ConditionFailed as failed:
+            if failed.item is None or "gpk" in failed.item:
+                return  # no key item, or its head already goes first
         with contextlib.suppress(ConditionFailed):
             self.db.update(
-                keys.key_item(space, name, key),
+                item_key,
                 "SET #gsk = :gsk, readyAtMs = :ready",
-                condition="attribute_exists(pk) AND (attribute_not_exists(#gsk) OR #gsk > :gsk)",
+                condition=ahead,
                 names={"#gsk": "gsk"},
-                vals={":gsk": gsk, ":ready": ready_at_ms},
+                vals=vals,
             )
 
     def running(self, space: str, name: str, key: str) -> int:
