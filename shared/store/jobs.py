@@ -727,7 +727,10 @@ class JobStore:
         backlog costs a claim nothing. A key under a `perKeyRate` (`per_key_rate`: tokens,
         interval) gets no more than its rate allows now, taken here; a key whose rate is used
         up waits in the later lane until it allows one."""
-        entries = [r for r, _ in rows[: count + CLAIM_SPARE] if keys.is_key_entry(r)]
+        # An entry just moved to another shard may show in both for a moment (the index is
+        # eventually consistent): one look a key.
+        near = {r["pk"]: r for r, _ in reversed(rows[: count + CLAIM_SPARE]) if keys.is_key_entry(r)}
+        entries = list(reversed(near.values()))
         jobs = [(r, lane) for r, lane in rows if not keys.is_key_entry(r)]
         if not entries:
             return jobs, {}

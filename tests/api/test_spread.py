@@ -13,6 +13,7 @@ from shared.clock import ManualClock
 from shared.runtime import Runtime
 from shared.store import keys
 from shared.store.dynamo import Item
+from shared.store.jobs import _Look
 from shared.store.spread import Spread
 from tests.support import Api
 
@@ -281,3 +282,21 @@ def test_a_claim_that_moves_a_keys_entry_moves_it_within_the_width(
     assert entry["gsk"] == job_item(rt, made[1])["gsk"], "moved to the key's next head"
     assert entry["gpk"] == keys.key_entry_partition(SPACE, "n", key), "within the width now"
     assert [j["id"] for j in claim(api, 5)] == made[1:]
+
+
+def test_a_keys_entry_seen_in_two_shards_at_once_is_read_once(
+    api: Api, rt: Runtime, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A moved entry may show in its old shard and its new one for a moment (the index lags):
+    the claim reads the key once and hands out its job once."""
+    [key] = far_keys(1)
+    job = api.post(JOBS, {"name": "n", "concurrencyKey": key}).body["id"]
+    read = _Look.read
+
+    def lagging(self: _Look, shards: list[tuple[str, str]]) -> list[Item]:
+        rows = read(self, shards)
+        stale = [r | {"gpk": keys.ready_shard(SPACE, "n", 40)} for r in rows if keys.is_key_entry(r)]
+        return rows + stale
+
+    monkeypatch.setattr(_Look, "read", lagging)
+    assert [j["id"] for j in claim(api, 10)] == [job]
