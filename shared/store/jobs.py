@@ -729,8 +729,11 @@ class JobStore:
         up waits in the later lane until it allows one."""
         # An entry just moved to another shard may show in both for a moment (the index is
         # eventually consistent): one look a key.
-        near = {r["pk"]: r for r, _ in reversed(rows[: count + CLAIM_SPARE]) if keys.is_key_entry(r)}
-        entries = list(reversed(near.values()))
+        near: dict[str, Item] = {}
+        for row, _ in rows[: count + CLAIM_SPARE]:
+            if keys.is_key_entry(row):
+                near.setdefault(row["pk"], row)
+        entries = list(near.values())
         jobs = [(r, lane) for r, lane in rows if not keys.is_key_entry(r)]
         if not entries:
             return jobs, {}
