@@ -6,11 +6,15 @@ report, each request reading its token), each job of one of 1,000 keys, under th
 `perKeyConcurrency` of 1. A keyed job waits in its key's own lane; its key's item counts the
 key's running jobs and stands for the key in the name's ready lanes while it has room
 (`shared.store.keyed`): every claim and finish of a keyed job is a transaction with its
-key's item, and moving a key's entry writes the name's ready shards.
+key's item, and moving a key's entry writes the name's ready shards. Those entries spread over
+the width the name's load gives it (`shared.spread`), as its jobs do: the name is first brought
+to the width 10,000 jobs/s give it (`bench.spread.warm_up`, which writes nothing but the name's
+counter and its item, before anything is counted).
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import copy
 from collections.abc import Iterator
@@ -21,7 +25,10 @@ from moto.dynamodb.models.table import Table
 
 from bench.cost import SPACE, order_payload, run
 from bench.partitions import _line, describe_load
+from bench.spread import NAME, RATE, warm_up
 from devserver.wiring import one_backup_per_transaction
+from shared.clock import ManualClock
+from shared.runtime import Runtime
 
 KEYS = 1_000
 JOBS = 1_000
@@ -55,6 +62,12 @@ def _no_table_backups() -> Iterator[None]:
 
 
 def lines(jobs: int = JOBS, batch: int = 100, hand_out: int = 10) -> list[str]:
+    widths: list[int] = []
+
+    def busy(rt: Runtime) -> None:
+        assert isinstance(rt.clock, ManualClock)
+        widths.append(warm_up(rt, rt.clock))
+
     with _no_table_backups():
         _, load = run(
             jobs=jobs,
@@ -62,6 +75,7 @@ def lines(jobs: int = JOBS, batch: int = 100, hand_out: int = 10) -> list[str]:
             payload=order_payload,
             hand_out=hand_out,
             load=True,
+            setup=busy,
             job_fields=lambda n: {"concurrencyKey": f"tenant-{n % KEYS}"},
         )
     assert load is not None
@@ -71,9 +85,9 @@ def lines(jobs: int = JOBS, batch: int = 100, hand_out: int = 10) -> list[str]:
     # taken out there), the keys' items and their lanes.
     ceilings = load.ceilings(jobs)
     for label, family in (
-        ("the name's ready shards (keys' entries)", f"{SPACE}#charge-invoice#"),
+        (f"the name's ready shards ({widths[0]} wide at {RATE:,} jobs/s; keys' entries)", f"{SPACE}#{NAME}#"),
         ("the keys' items", "Q#"),
-        ("the keys' lanes", f"{SPACE}#charge-invoice#K#"),
+        ("the keys' lanes", f"{SPACE}#{NAME}#K#"),
     ):
         top = next(
             c
@@ -85,5 +99,12 @@ def lines(jobs: int = JOBS, batch: int = 100, hand_out: int = 10) -> list[str]:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=JOBS, help="jobs the workload runs (one key each up to 1,000)"
+    )
+    args = parser.parse_args()
     print("Partition keys of one name whose jobs each carry one of 1,000 concurrency keys:")
-    print("\n".join(f"  {line}" for line in lines()))
+    print("\n".join(f"  {line}" for line in lines(args.jobs)))

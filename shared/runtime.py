@@ -66,7 +66,12 @@ class Runtime:
         )
         self.journal = Journal(self.db)
         self.leases = LeaseBook(self.db)
-        self.jobs = JobStore(self.db, self.blobs, self.leases)
+        self.jobs = JobStore(
+            self.db,
+            self.blobs,
+            self.leases,
+            widths=lambda space, name: self.policies.space(space).spread(name).width,
+        )
         self.deliveries = DeliveryStore(self.db)
         self.targets = TargetPolicy(allow_private=self.allow_private_callbacks)
         self.queue = Queue(

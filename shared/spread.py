@@ -14,7 +14,9 @@ The clock narrows: it lowers `width` once the load has gone, and `reach` once no
 can still write past the width (`NARROW_GRACE_MS`) and the shards past it are empty. A
 job claimed from past its rest shard is moved there by its claim (`JobStore.claim`), so
 a retry, a release or an expired lease brings it back where every reach looks, and an
-emptied shard stays empty.
+emptied shard stays empty. Keys' entries (`shared.store.keyed`) are listed and moved
+within the width the name has at the time, so they leave the shards past a narrowed width
+as claims read them, and the check that those shards are empty sees them as it sees jobs.
 """
 
 from __future__ import annotations

@@ -24,6 +24,9 @@ one hot partition; `gsk` is its
 place in one of two lanes: due, `D#{order of hand-out:016d}#{id}` (claimable now, by
 priority with aging), or later, `L#{ready at:013d}#{id}` (not before then). A claim
 reads candidates there and decides with a conditional write on the job's own item.
+A job with a `concurrencyKey` waits in its key's lane (`{space}#{name}#K#{key}`), and its
+key's item (`Q#{space}#{name}#{key}`) stands for the key in the name's shards while the
+key has room, in the key's shard of the name's width (`shared.store.keyed`).
 Pending callback deliveries use the same index under `CALLBACK#{space}#{n}` (n =
 crc32(id) % 64), sorted by when they are due, so the clock finds them without a scan.
 So does a job that finished with a callback (`gsk` a minute after it finished), until

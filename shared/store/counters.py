@@ -109,12 +109,18 @@ def take_action(space: str, owner: Owner, take: Take) -> dict[str, Any]:
 
 
 def release_action(
-    space: str, owner: Owner, hold: Hold, back: tuple[str, int] | None = None
+    space: str,
+    owner: Owner,
+    hold: Hold,
+    back: tuple[str, int] | None = None,
+    *,
+    width: int = keys.READY_SHARDS,
 ) -> dict[str, Any]:
     """A transaction's update of the counter a hold is let go on. A key slot let go lists the
-    key again (it has room now; a claim that finds it full takes it out again), and clears an
-    empty look; `back` (the sort key and ready time of a job coming back to the key's lane)
-    gives the entry a head if it had none (`shared.store.keyed`)."""
+    key again (it has room now; a claim that finds it full takes it out again), in one of the
+    `width` shards its name writes to now, and clears an empty look; `back` (the sort key and
+    ready time of a job coming back to the key's lane) gives the entry a head if it had none
+    (`shared.store.keyed`)."""
     update: dict[str, Any] = {
         "Key": serialize(counter_key(space, owner, hold)),
         "UpdateExpression": "ADD #held :minus",
@@ -126,7 +132,7 @@ def release_action(
         sets = ["gpk = :gpk"]
         vals: dict[str, Any] = {
             ":minus": -1,
-            ":gpk": keys.key_entry_partition(space, owner.name, owner.concurrency_key),
+            ":gpk": keys.key_entry_partition(space, owner.name, owner.concurrency_key, width),
         }
         if back is not None:
             sets += ["gsk = if_not_exists(gsk, :gsk)", "readyAtMs = if_not_exists(readyAtMs, :ready)"]

@@ -35,7 +35,7 @@ from shared.store.codec import (
 )
 from shared.store.counters import Counters, Owner, release_action, slot_shares, take_action
 from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize, values
-from shared.store.keyed import KeyEntries, KeyLook
+from shared.store.keyed import KeyEntries, KeyLook, Widths, at_rest
 from shared.store.leases import LeaseBook
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE
 
@@ -143,14 +143,17 @@ class Census:
 
 
 class JobStore:
-    def __init__(self, db: Dynamo, blob_store: Blobs, leases: LeaseBook) -> None:
+    def __init__(self, db: Dynamo, blob_store: Blobs, leases: LeaseBook, widths: Widths = at_rest) -> None:
+        """`widths`: each name's width now (`shared.spread`, through the policies' cache), where
+        keys' entries are listed and moved so they spread with their name."""
         self.db = db
         self.blobs = blob_store
         self.leases = leases
         self._rng = random.Random()
         self._contention = _Contention()
         self.counters = Counters(db)
-        self.key_entries = KeyEntries(db, self.counters)
+        self.widths = widths
+        self.key_entries = KeyEntries(db, self.counters, widths)
 
     # -- create ---------------------------------------------------------------
 
@@ -220,6 +223,7 @@ class JobStore:
                 ready_at_ms=record.place.ready_at_ms,
                 priority=record.job.priority,
                 cap=per_key.get(name),
+                width=record.width,
             )
 
     def _transact_new(self, actions: list[dict[str, Any]]) -> None:
@@ -728,7 +732,13 @@ class JobStore:
         backlog costs a claim nothing. A key under a `perKeyRate` (`per_key_rate`: tokens,
         interval) gets no more than its rate allows now, taken here; a key whose rate is used
         up waits in the later lane until it allows one."""
-        entries = [r for r, _ in rows[: count + CLAIM_SPARE] if keys.is_key_entry(r)]
+        # An entry just moved to another shard may show in both for a moment (the index is
+        # eventually consistent): one look a key.
+        near: dict[str, Item] = {}
+        for row, _ in rows[: count + CLAIM_SPARE]:
+            if keys.is_key_entry(row):
+                near.setdefault(row["pk"], row)
+        entries = list(near.values())
         jobs = [(r, lane) for r, lane in rows if not keys.is_key_entry(r)]
         if not entries:
             return jobs, {}
@@ -890,7 +900,9 @@ class JobStore:
         # A job back in its key's lane gives the key's entry a head if it had none.
         place = transition.place if transition.to == JobStatus.PENDING else None
         back = (ready_sort(place, job_id), place.ready_at_ms) if place is not None else None
-        counters = [release_action(space, owner, Hold.of(tag), back) for tag in sorted(gone)]
+        # A key slot let go lists the key again, within its name's width now.
+        width = self.widths(space, owner.name) if owner.concurrency_key is not None else keys.READY_SHARDS
+        counters = [release_action(space, owner, Hold.of(tag), back, width=width) for tag in sorted(gone)]
         counters += [take_action(space, owner, take) for take in transition.takes]
         self._transact_counted(_update_action(key, update), counters, transition.takes)
         if back is not None and owner.concurrency_key is not None:

@@ -24,6 +24,11 @@ A key's `perKeyRate` is a GCRA on the same item (`Counters.take_gcra`): a claim 
 the key takes what the rate allows; none allowed, the entry moves to the later lane at the
 time the rate allows the next hand-out (`take_rate`).
 
+The entry is listed, and moved, in the key's shard of its name's width at the time
+(`keys.key_entry_partition`; the width from the policies' cache, `Widths`), as a new job
+is: a name's keys spread over its shards with its load, and a claim that moves an entry
+past a narrowed width moves it in, so the clock can lower the reach (`shared.spread`).
+
 The head is kept only approximately (a claim moves it to the next job it read, on the
 condition that it is still what it read): it places the key in the order; a claim that
 reads the entry reads the key's lane from its true head.
@@ -32,6 +37,7 @@ reads the entry reads the key's lane from its true head.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,20 +74,45 @@ class KeyLook:
         return int(self.item.get(HELD, 0))
 
 
+Widths = Callable[[str, str], int]
+"""The ready shards a name (space, name) writes to now (`shared.spread`'s width, as the
+policies' cache read it)."""
+
+
+def at_rest(space: str, name: str) -> int:
+    return keys.READY_SHARDS
+
+
 class KeyEntries:
-    def __init__(self, db: Dynamo, counters: Counters) -> None:
+    def __init__(self, db: Dynamo, counters: Counters, widths: Widths = at_rest) -> None:
         self.db = db
         self.counters = counters
+        self.widths = widths
+
+    def partition(self, space: str, name: str, key: str) -> str:
+        """Where the key's entry is listed (or moved) now: a shard within its name's width."""
+        return keys.key_entry_partition(space, name, key, self.widths(space, name))
 
     # -- create ---------------------------------------------------------------
 
     def enter(
-        self, space: str, name: str, key: str, *, gsk: str, ready_at_ms: int, priority: int, cap: int | None
+        self,
+        space: str,
+        name: str,
+        key: str,
+        *,
+        gsk: str,
+        ready_at_ms: int,
+        priority: int,
+        cap: int | None,
+        width: int = keys.READY_SHARDS,
     ) -> None:
         """Make the key's entry find a job about to be written at `gsk`: lower the head to it if
         it goes first, list the key if it has room, and clear an empty look. Reads the key item
-        (strongly consistent) and writes only what is not so already."""
+        (strongly consistent) and writes only what is not so already. Listed or moved, the entry
+        goes to its shard of the `width` the create writes its jobs to."""
         item_key = keys.key_item(space, name, key)
+        shard = keys.key_entry_partition(space, name, key, width)
         for _ in range(16):
             item = self.db.get(item_key) or {}
             sets: dict[str, Any] = {}
@@ -92,12 +123,17 @@ class KeyEntries:
                 sets |= {"gsk": gsk, "readyAtMs": ready_at_ms, "priority": priority}
                 conditions.append("(attribute_not_exists(#gsk) OR #gsk > :gsk)")
             if "gpk" not in item and (cap is None or int(item.get(HELD, 0)) < cap):
-                sets["gpk"] = keys.key_entry_partition(space, name, key)
+                sets["gpk"] = shard
                 if cap is not None:
                     conditions.append("(attribute_not_exists(#held) OR #held < :cap)")
                     vals[":cap"] = cap
             if not sets and EMPTY_SEEN not in item and item:
                 return
+            if "gpk" in item and item["gpk"] != shard:
+                # Moved anyway: to the width the name has now (never listing a key a claim
+                # took out of the lanes meanwhile).
+                sets["gpk"] = shard
+                conditions.append("attribute_exists(#gpk)")
             sets |= {"concurrencyKey": key, "name": name}
             expression = "SET " + ", ".join(f"#{a} = :{a}" for a in sets) + " REMOVE #seen"
             vals |= {f":{a}": v for a, v in sets.items()}
@@ -121,14 +157,30 @@ class KeyEntries:
 
     def lower(self, space: str, name: str, key: str, *, gsk: str, ready_at_ms: int) -> None:
         """Move the key's head to `gsk` if that goes first (a job back in its lane); only the
-        order depends on it, so a lost race or a fault changes nothing that matters."""
+        order depends on it, so a lost race or a fault changes nothing that matters. A listed
+        entry moves within its name's width as it does; one out of the lanes stays out."""
+        item_key = keys.key_item(space, name, key)
+        ahead = "attribute_exists(pk) AND (attribute_not_exists(#gsk) OR #gsk > :gsk)"
+        vals = {":gsk": gsk, ":ready": ready_at_ms}
+        try:
+            self.db.update(
+                item_key,
+                "SET #gsk = :gsk, readyAtMs = :ready, gpk = :gpk",
+                condition=f"{ahead} AND attribute_exists(gpk)",
+                names={"#gsk": "gsk"},
+                vals=vals | {":gpk": self.partition(space, name, key)},
+            )
+            return
+        except ConditionFailed as failed:
+            if failed.item is None or "gpk" in failed.item:
+                return  # no key item, or its head already goes first
         with contextlib.suppress(ConditionFailed):
             self.db.update(
-                keys.key_item(space, name, key),
+                item_key,
                 "SET #gsk = :gsk, readyAtMs = :ready",
-                condition="attribute_exists(pk) AND (attribute_not_exists(#gsk) OR #gsk > :gsk)",
+                condition=ahead,
                 names={"#gsk": "gsk"},
-                vals={":gsk": gsk, ":ready": ready_at_ms},
+                vals=vals,
             )
 
     def running(self, space: str, name: str, key: str) -> int:
@@ -174,14 +226,15 @@ class KeyEntries:
         if allowed:
             return allowed
         until = gcra_until(self.db.get(item_key), tokens, interval, now_ms) or now_ms + 1
+        expression, condition = "SET #gsk = :gsk, readyAtMs = :ready", "#gsk = :read"
+        vals = {":gsk": keys.later_sort(until, "-"), ":ready": until, ":read": look.item.get("gsk")}
+        if "gpk" in look.item:
+            # Moved: to a shard within the name's width (if still listed).
+            expression += ", gpk = :gpk"
+            condition += " AND attribute_exists(gpk)"
+            vals[":gpk"] = self.partition(space, look.name, look.key)
         with contextlib.suppress(ConditionFailed):
-            self.db.update(
-                item_key,
-                "SET #gsk = :gsk, readyAtMs = :ready",
-                condition="#gsk = :read",
-                names={"#gsk": "gsk"},
-                vals={":gsk": keys.later_sort(until, "-"), ":ready": until, ":read": look.item.get("gsk")},
-            )
+            self.db.update(item_key, expression, condition=condition, names={"#gsk": "gsk"}, vals=vals)
         return 0
 
     def rate_until(self, space: str, name: str, key: str, rate: tuple[int, int], now_ms: int) -> int | None:
@@ -218,6 +271,14 @@ class KeyEntries:
             removes.append("gpk")
             condition += " AND #held >= :cap"
             vals[":cap"] = look.cap
+        elif sets and "gpk" in look.item:
+            # Moved: to a shard within the name's width now (if still listed), so keys' entries
+            # spread as their name does, and leave the shards past a narrowed width.
+            shard = self.partition(space, look.name, look.key)
+            if shard != look.item["gpk"]:
+                sets.append("gpk = :gpk")
+                condition += " AND attribute_exists(gpk)"
+                vals[":gpk"] = shard
         expression = " ".join(part for part in (_clause("SET", sets), _clause("REMOVE", removes)) if part)
         names = _used({"#gsk": "gsk", "#seen": EMPTY_SEEN, "#held": HELD}, expression, condition)
         try:

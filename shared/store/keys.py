@@ -166,9 +166,12 @@ def key_lane(space_name: str, name: str, key: str) -> str:
     return f"{space_name}#{name}#K#{key}"
 
 
-def key_entry_partition(space_name: str, name: str, key: str) -> str:
-    """The name shard a key's entry is listed in: spread by the key, as jobs are by id."""
-    return f"{space_name}#{name}#{_shard(key, READY_SHARDS)}"
+def key_entry_partition(space_name: str, name: str, key: str, width: int = READY_SHARDS) -> str:
+    """The name shard a key's entry is listed in, of the `width` its name has now: spread by
+    the key, as jobs are by id (so 1,000 busy keys spread with their name, and a key's entry
+    listed again under the same width stays in its shard). Widths are powers of two, so the
+    key's shard modulo 4 is its shard at rest."""
+    return ready_shard(space_name, name, _shard(key, width))
 
 
 def is_key_entry(row: dict[str, object]) -> bool:

@@ -13,6 +13,7 @@ from shared.clock import ManualClock
 from shared.runtime import Runtime
 from shared.store import keys
 from shared.store.dynamo import Item
+from shared.store.jobs import _Look
 from shared.store.spread import Spread
 from tests.support import Api
 
@@ -171,3 +172,131 @@ def test_a_claim_whose_candidates_were_all_taken_looks_again(
     got = [j["id"] for j in claim(api, 10)]
     assert len(raced) == 29
     assert sorted(got) == sorted(set(made) - set(raced[1:]))
+
+
+# -- keys' entries spread with their name ------------------------------------------
+
+
+def key_entry(rt: Runtime, key: str, name: str = "n") -> Item:
+    item = rt.db.get(keys.key_item(SPACE, name, key))
+    assert item is not None
+    return item
+
+
+def far_keys(count: int, width: int = 64) -> list[str]:
+    """Keys whose shard of `width` lies past the rest shards."""
+    out = [f"k{n}" for n in range(1_000)]
+    return [k for k in out if keys._shard(k, width) >= keys.READY_SHARDS][:count]
+
+
+def test_keys_entries_are_listed_within_the_names_width(api: Api, rt: Runtime, clock: ManualClock) -> None:
+    """1,000 busy keys would cap their name at its 4 rest shards: their entries spread over
+    the width, each in its key's shard of it; every key's job is found there."""
+    widen(rt, clock, 64)
+    made = {}
+    for n in range(40):
+        answer = api.post(JOBS, {"name": "n", "concurrencyKey": f"k{n}"})
+        made[f"k{n}"] = answer.body["id"]
+    shards = {key: key_entry(rt, key)["gpk"] for key in made}
+    assert len(set(shards.values())) > keys.READY_SHARDS, "the entries spread past the rest shards"
+    assert all(gpk == keys.key_entry_partition(SPACE, "n", key, 64) for key, gpk in shards.items())
+    handed = []
+    while got := claim(api, 7):
+        handed += [j["id"] for j in got]
+    assert sorted(handed) == sorted(made.values())
+
+
+def test_a_key_listed_again_by_a_release_is_listed_within_the_width(
+    api: Api, rt: Runtime, clock: ManualClock
+) -> None:
+    """A key at its limit is out of the lanes; the finish that lets its slot go lists it again
+    in its shard of the width its name has now, and a claim that moves it moves it there."""
+    [key] = far_keys(1)
+    first = api.post(JOBS, {"name": "n", "concurrencyKey": key}).body["id"]
+    clock.advance(1)
+    second = api.post(JOBS, {"name": "n", "concurrencyKey": key}).body["id"]
+    assert key_entry(rt, key)["gpk"] == keys.key_entry_partition(SPACE, "n", key), "at rest: a rest shard"
+    widen(rt, clock, 64)
+    assert [j["id"] for j in claim(api, 5)] == [first]
+    assert "gpk" not in key_entry(rt, key), "full: out of the lanes"
+    report = {"id": first, "attempt": 1, "complete": {}}
+    assert api.post(f"{JOBS}:report", report).status == 200
+    assert key_entry(rt, key)["gpk"] == keys.key_entry_partition(SPACE, "n", key, 64)
+    assert [j["id"] for j in claim(api, 5)] == [second]
+
+
+def test_a_keys_entry_past_a_narrowed_width_keeps_the_reach_until_a_claim_moves_it(
+    api: Api, rt: Runtime, clock: ManualClock
+) -> None:
+    """The clock lowers the reach only once the shards past the width are empty, keys'
+    entries included: an entry left past it is still found, and its claim moves it in."""
+    keyed = far_keys(3)
+    widen(rt, clock, 64)
+    key_of = {}
+    for key in keyed:
+        for _ in range(2):
+            answer = api.post(JOBS, {"name": "n", "concurrencyKey": key, "delayMs": spread.WINDOW_MS * 3})
+            key_of[answer.body["id"]] = key
+            clock.advance(1)
+    assert all(shard_of(key_entry(rt, key)) >= keys.READY_SHARDS for key in keyed)
+    clock.advance(spread.WINDOW_MS * 2 + spread.NARROW_GRACE_MS)
+    for _ in range(3):
+        rt.sweeper.tick(tick_ms=60_000)
+        clock.advance(spread.NARROW_GRACE_MS)
+    assert spread_of(rt).width == keys.READY_SHARDS
+    assert spread_of(rt).reach == 64, "a key's entry past the width keeps the reach"
+    rt.policies.forget(SPACE)
+    got = claim(api, 10)
+    assert len(got) == len(keyed), "one job of each key (perKeyConcurrency 1), found past the width"
+    assert sorted(key_of[j["id"]] for j in got) == sorted(keyed)
+    for job in got:
+        report = {"id": job["id"], "attempt": 1, "complete": {}}
+        assert api.post(f"{JOBS}:report", report).status == 200
+        assert shard_of(key_entry(rt, key_of[job["id"]])) < keys.READY_SHARDS, "listed again within the width"
+    for _ in range(3):
+        rt.sweeper.tick(tick_ms=60_000)
+        clock.advance(spread.NARROW_GRACE_MS)
+    assert spread_of(rt).reach == keys.READY_SHARDS, "the shards past the width emptied"
+    rt.policies.forget(SPACE)
+    assert len(claim(api, 10)) == len(keyed), "and the keys' next jobs are found within it"
+
+
+def test_a_claim_that_moves_a_keys_entry_moves_it_within_the_width(
+    api: Api, rt: Runtime, clock: ManualClock
+) -> None:
+    """A key with room left after a claim keeps its entry listed, moved to its next head: into
+    the name's width as it is now (here narrowed), so the shards past it can empty."""
+    [key] = far_keys(1)
+    api.patch(f"/v1/spaces/{SPACE}/names/n/policy", {"perKeyConcurrency": 5})
+    widen(rt, clock, 64)
+    made = []
+    for _ in range(3):
+        made.append(api.post(JOBS, {"name": "n", "concurrencyKey": key}).body["id"])
+        clock.advance(1)
+    assert shard_of(key_entry(rt, key)) >= keys.READY_SHARDS
+    store = rt.queue.spreader.store
+    store.set_spread(SPACE, "n", spread_of(rt), width=keys.READY_SHARDS, reach=64, now_ms=clock.now_ms())
+    rt.policies.forget(SPACE)
+    assert [j["id"] for j in claim(api, 1)] == made[:1]
+    entry = key_entry(rt, key)
+    assert entry["gsk"] == job_item(rt, made[1])["gsk"], "moved to the key's next head"
+    assert entry["gpk"] == keys.key_entry_partition(SPACE, "n", key), "within the width now"
+    assert [j["id"] for j in claim(api, 5)] == made[1:]
+
+
+def test_a_keys_entry_seen_in_two_shards_at_once_is_read_once(
+    api: Api, rt: Runtime, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A moved entry may show in its old shard and its new one for a moment (the index lags):
+    the claim reads the key once and hands out its job once."""
+    [key] = far_keys(1)
+    job = api.post(JOBS, {"name": "n", "concurrencyKey": key}).body["id"]
+    read = _Look.read
+
+    def lagging(self: _Look, shards: list[tuple[str, str]]) -> list[Item]:
+        rows = read(self, shards)
+        stale = [r | {"gpk": keys.ready_shard(SPACE, "n", 40)} for r in rows if keys.is_key_entry(r)]
+        return rows + stale
+
+    monkeypatch.setattr(_Look, "read", lagging)
+    assert [j["id"] for j in claim(api, 10)] == [job]
