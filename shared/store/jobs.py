@@ -28,6 +28,7 @@ from shared.store.codec import (
     approximate_size,
     job_from_item,
     job_item,
+    purged,
     ready_sort,
     released,
     transition_update,
@@ -37,6 +38,7 @@ from shared.store.counters import Counters, Owner, release_action, slot_shares, 
 from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize, values
 from shared.store.keyed import KeyEntries, KeyLook
 from shared.store.leases import LeaseBook
+from shared.store.listing import Listing, chunked
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE
 
 
@@ -151,6 +153,7 @@ class JobStore:
         self._contention = _Contention()
         self.counters = Counters(db)
         self.key_entries = KeyEntries(db, self.counters)
+        self.listing = Listing(db)
 
     # -- create ---------------------------------------------------------------
 
@@ -430,49 +433,22 @@ class JobStore:
         name: str | None,
         now_ms: int,
     ) -> list[Item]:
-        """Newest first across the space's job partitions, up to `limit`, ids below `before`."""
-        filters, names = ["(attribute_not_exists(#ttl) OR #ttl > :now)"], {"#ttl": "ttl"}
-        vals: dict[str, Any] = {":now": now_ms // 1000}
-        if status is not None:
-            filters.append("#status = :status")
-            names["#status"] = "status"
-            vals[":status"] = status.value
-        if name is not None:
-            filters.append("#name = :name")
-            names["#name"] = "name"
-            vals[":name"] = name
-        rows: list[Item] = []
-        for partition in keys.job_partitions(space):
-            rows.extend(self._partition_page(partition, before, limit, (" AND ".join(filters), names, vals)))
-        rows.sort(key=lambda r: r["sk"], reverse=True)
-        return rows[:limit]
-
-    def _partition_page(
-        self,
-        partition: str,
-        before: str | None,
-        limit: int,
-        filters: tuple[str, dict[str, str], dict[str, Any]],
-    ) -> list[Item]:
-        filt, names, vals = filters
-        condition = "pk = :pk AND sk < :before" if before else "pk = :pk"
-        query_vals = vals | {":pk": partition} | ({":before": before} if before else {})
+        """Newest first across the space's jobs, up to `limit`, ids below `before`: ids from
+        the `listing` index (`shared.store.listing`), then the items themselves in batches,
+        which decide the status filter and retention (an index entry is only a candidate)."""
         found: list[Item] = []
-        start = None
-        while len(found) < limit:
-            rows, start = self.db.query(
-                condition,
-                names=names,
-                vals=query_vals,
-                forward=False,
-                limit=limit,
-                consistent=True,
-                start=start,
-                filter_expression=filt,
-            )
-            found.extend(rows)
-            if start is None:
-                break
+        entries = self.listing.newest(space, before=before, want=limit, name=name)
+        for chunk in chunked(entries, min(max(limit, LIST_BATCH), 100)):
+            items = self.items(space, [str(row["sk"]) for row in chunk], consistent=True)
+            for row in chunk:
+                item = items.get(row["sk"])
+                if item is None or purged(item, now_ms):
+                    continue
+                if status is not None and item["status"] != status.value:
+                    continue
+                found.append(item)
+                if len(found) == limit:
+                    return found
         return found
 
     # -- claim ----------------------------------------------------------------
@@ -994,6 +970,9 @@ def _item(record: NewRecord, holds: AbstractSet[str] = frozenset()) -> Item:
     )
 
 
+LIST_BATCH = 25
+"""Jobs a list page reads at a time at least (a BatchGetItem), when the page is smaller or
+its filter on status skips some."""
 CLAIM_LOOKS_AGAIN = 3
 """Times a claim that lost every candidate it tried reads its shards again before it
 answers none."""
