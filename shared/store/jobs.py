@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import itertools
 import json
 import random
 import zlib
@@ -38,7 +39,7 @@ from shared.store.counters import Counters, Owner, release_action, slot_shares, 
 from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize, values
 from shared.store.keyed import KeyEntries, KeyLook
 from shared.store.leases import LeaseBook
-from shared.store.listing import Listing, chunked
+from shared.store.listing import Listing
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE
 
 
@@ -438,7 +439,13 @@ class JobStore:
         which decide the status filter and retention (an index entry is only a candidate)."""
         found: list[Item] = []
         entries = self.listing.newest(space, before=before, want=limit, name=name)
-        for chunk in chunked(entries, min(max(limit, LIST_BATCH), 100)):
+        while len(found) < limit:
+            need = limit - len(found)
+            chunk = list(
+                itertools.islice(entries, min(need if status is None else max(need, LIST_BATCH), 100))
+            )
+            if not chunk:
+                break
             items = self.items(space, [str(row["sk"]) for row in chunk], consistent=True)
             for row in chunk:
                 item = items.get(row["sk"])
@@ -448,7 +455,7 @@ class JobStore:
                     continue
                 found.append(item)
                 if len(found) == limit:
-                    return found
+                    break
         return found
 
     # -- claim ----------------------------------------------------------------
@@ -971,8 +978,8 @@ def _item(record: NewRecord, holds: AbstractSet[str] = frozenset()) -> Item:
 
 
 LIST_BATCH = 25
-"""Jobs a list page reads at a time at least (a BatchGetItem), when the page is smaller or
-its filter on status skips some."""
+"""Jobs a list page filtered by status reads at a time at least (a BatchGetItem): its
+filter skips some, so it reads on past the page's count."""
 CLAIM_LOOKS_AGAIN = 3
 """Times a claim that lost every candidate it tried reads its shards again before it
 answers none."""

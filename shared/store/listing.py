@@ -15,7 +15,6 @@ it when it reads the item)."""
 from __future__ import annotations
 
 import heapq
-import itertools
 import math
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -29,8 +28,9 @@ from shared.store.table import LISTING_INDEX, LISTING_PARTITION
 READ_THREADS = 8
 """Partitions read at once for a page's first look (a Lambda's few threads, not more)."""
 FIRST_SLACK = 2
-"""Entries read from each partition past its even share of a page: jobs spread by crc32 are
-near even, so most pages need no second read of any partition."""
+"""A page's first read of each partition asks for twice its even share of the page and
+this many more: jobs spread by crc32 are near even, so a page seldom reads any partition
+twice. Entries are small (an id and a name): a read of ten costs what a read of one does."""
 MAX_READ = 1000
 """The most entries one further read of a partition asks for (each read doubles it)."""
 
@@ -44,7 +44,7 @@ class Listing:
         `name`'s only if given; `want` is how many the caller expects to take (it may take
         more: partitions are read further as the merge needs them)."""
         queries = [_Query(p, before, name) for p in keys.listing_partitions(space)]
-        first = math.ceil(want / len(queries)) + FIRST_SLACK
+        first = 2 * math.ceil(want / len(queries)) + FIRST_SLACK
         with ThreadPoolExecutor(READ_THREADS, thread_name_prefix="emit-listing") as pool:
             pages = list(pool.map(lambda q: self._read(q, first, None), queries))
         streams = [self._stream(q, first, page) for q, page in zip(queries, pages, strict=True)]
@@ -87,9 +87,3 @@ class _Query:
 
 
 _Page = tuple[list[Item], dict[str, Any] | None]
-
-
-def chunked(rows: Iterator[Item], size: int) -> Iterator[list[Item]]:
-    """`rows` in lists of `size` (the last one shorter): a BatchGetItem's worth at a time."""
-    while chunk := list(itertools.islice(rows, size)):
-        yield chunk
