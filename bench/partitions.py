@@ -232,17 +232,26 @@ def _line(c: Ceiling) -> str:
     return f"{shares}; ceiling: {c.jobs_per_second:,.0f} jobs/s"
 
 
-def describe_family(load: PartitionLoad, jobs: int, prefix: str, keys: int) -> str:
+def describe_family(
+    load: PartitionLoad, jobs: int, prefix: str, keys: int, *, where: str | None = None
+) -> str:
     """A family of `keys` keys one space's writes spread over by a hash of the job id
-    (`CALLBACK#{space}#n`): each takes its even share at thousands of jobs a second."""
-    writes = sum(w for k, w in load.writes.items() if k.value.startswith(prefix))
-    reads = sum(r for k, r in load.reads.items() if k.value.startswith(prefix))
+    (`CALLBACK#{space}#n`; `where`: only those of that index, as the `listing` index's
+    `{space}#n`, whose prefix the space's ready shards share): each takes its even share
+    at thousands of jobs a second."""
+
+    def of(key: PartitionKey) -> bool:
+        return key.value.startswith(prefix) and (where is None or key.where == where)
+
+    writes = sum(w for k, w in load.writes.items() if of(k))
+    reads = sum(r for k, r in load.reads.items() if of(k))
     w_share = writes / (sum(load.writes.values()) or 1)
     r_share = reads / (sum(load.reads.values()) or 1)
     per_job = max(writes / WRITE_LIMIT, reads / READ_LIMIT) / keys / jobs
     ceiling = 1 / per_job if per_job else float("inf")
+    family = f"{prefix}n ({where})" if where else f"{prefix}n"
     return (
-        f"  the space's own {prefix}n, {keys} key(s): {w_share:.1%} of writes, {r_share:.1%} of reads"
+        f"  the space's own {family}, {keys} key(s): {w_share:.1%} of writes, {r_share:.1%} of reads"
         f" ({writes / jobs:.1f} write units a job); each at {10_000 * per_job:.0%} of its limit at"
         f" 10,000 jobs/s, ceiling: {ceiling:,.0f} jobs/s"
     )

@@ -28,7 +28,7 @@ from moto import mock_aws
 
 from bench.capacity import CapacityMeter
 from bench.cost import order_payload
-from bench.partitions import PartitionLoad, describe_load
+from bench.partitions import PartitionLoad, describe_family, describe_load
 from devserver.wiring import (
     BUCKET,
     REGION,
@@ -42,7 +42,8 @@ from shared.clock import ManualClock
 from shared.runtime import Runtime
 from shared.schema import NewJob, NewToken
 from shared.spread import SAMPLE, WINDOW_MS
-from shared.store.table import READY_INDEX
+from shared.store import keys
+from shared.store.table import LISTING_INDEX, READY_INDEX
 from shared.sweeper import TickReport
 
 SPACE = "bench"
@@ -129,6 +130,7 @@ def busy_name(jobs: int, batch: int, hand_out: int) -> list[str]:
             f"  its ready shards ({width} wide): busiest {top.key}: {top.write_share:.1%} of writes,"
             f" {top.read_share:.1%} of reads; ceiling: {top.jobs_per_second:,.0f} jobs/s"
         )
+        lines.append(describe_family(load, jobs, f"{SPACE}#", keys.LIST_SHARDS, where=LISTING_INDEX))
         index_reads = sum(units for key, units in load.reads.items() if key.where == READY_INDEX)
         lines.append(
             f"  claims read the ready index for {index_reads / jobs:.3f} read units a job; in all"

@@ -9,6 +9,7 @@ from typing import Any
 from shared.machine import Backoff, Callback, Hold, Job, JobStatus, Place, Progress, Transition
 from shared.store import keys
 from shared.store.dynamo import Item
+from shared.store.table import LISTING_PARTITION
 
 HOLDS = "holds"
 """The job item's string set of the holds it has (`shared.machine.Hold` tags)."""
@@ -29,7 +30,7 @@ def ttl_seconds(purge_at_ms: int) -> int:
 
 def purged(item: Item, now_ms: int) -> bool:
     """Past its retention: gone for every read, even before TTL has removed the item.
-    (`JobStore.page` asks DynamoDB the same question in its filter.)"""
+    (`JobStore.page` asks it of each item it lists.)"""
     ttl = item.get("ttl")
     return ttl is not None and ttl * 1000 <= now_ms
 
@@ -61,6 +62,7 @@ def job_item(
     """The item for a new job, waiting at `place` (`ready_lane`); `stored` holds the packed
     payload attributes, `holds` the holds it is created with (its space's `maxInFlight`)."""
     item: Item = keys.job(job.space, job.id) | {
+        LISTING_PARTITION: keys.listing_partition(job.space, job.id),
         "name": job.name,
         "status": job.status.value,
         "attempt": job.attempt,

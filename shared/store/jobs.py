@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import itertools
 import json
 import random
 import zlib
@@ -28,6 +29,7 @@ from shared.store.codec import (
     approximate_size,
     job_from_item,
     job_item,
+    purged,
     ready_sort,
     released,
     transition_update,
@@ -37,6 +39,7 @@ from shared.store.counters import Counters, Owner, release_action, slot_shares, 
 from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize, values
 from shared.store.keyed import KeyEntries, KeyLook, Widths, at_rest
 from shared.store.leases import LeaseBook
+from shared.store.listing import Listing
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE
 
 
@@ -154,6 +157,7 @@ class JobStore:
         self.counters = Counters(db)
         self.widths = widths
         self.key_entries = KeyEntries(db, self.counters, widths)
+        self.listing = Listing(db)
 
     # -- create ---------------------------------------------------------------
 
@@ -439,49 +443,28 @@ class JobStore:
         name: str | None,
         now_ms: int,
     ) -> list[Item]:
-        """Newest first across the space's job partitions, up to `limit`, ids below `before`."""
-        filters, names = ["(attribute_not_exists(#ttl) OR #ttl > :now)"], {"#ttl": "ttl"}
-        vals: dict[str, Any] = {":now": now_ms // 1000}
-        if status is not None:
-            filters.append("#status = :status")
-            names["#status"] = "status"
-            vals[":status"] = status.value
-        if name is not None:
-            filters.append("#name = :name")
-            names["#name"] = "name"
-            vals[":name"] = name
-        rows: list[Item] = []
-        for partition in keys.job_partitions(space):
-            rows.extend(self._partition_page(partition, before, limit, (" AND ".join(filters), names, vals)))
-        rows.sort(key=lambda r: r["sk"], reverse=True)
-        return rows[:limit]
-
-    def _partition_page(
-        self,
-        partition: str,
-        before: str | None,
-        limit: int,
-        filters: tuple[str, dict[str, str], dict[str, Any]],
-    ) -> list[Item]:
-        filt, names, vals = filters
-        condition = "pk = :pk AND sk < :before" if before else "pk = :pk"
-        query_vals = vals | {":pk": partition} | ({":before": before} if before else {})
+        """Newest first across the space's jobs, up to `limit`, ids below `before`: ids from
+        the `listing` index (`shared.store.listing`), then the items themselves in batches,
+        which decide the status filter and retention (an index entry is only a candidate)."""
         found: list[Item] = []
-        start = None
+        entries = self.listing.newest(space, before=before, want=limit, name=name)
         while len(found) < limit:
-            rows, start = self.db.query(
-                condition,
-                names=names,
-                vals=query_vals,
-                forward=False,
-                limit=limit,
-                consistent=True,
-                start=start,
-                filter_expression=filt,
+            need = limit - len(found)
+            chunk = list(
+                itertools.islice(entries, min(need if status is None else max(need, LIST_BATCH), 100))
             )
-            found.extend(rows)
-            if start is None:
+            if not chunk:
                 break
+            items = self.items(space, [str(row["sk"]) for row in chunk], consistent=True)
+            for row in chunk:
+                item = items.get(row["sk"])
+                if item is None or purged(item, now_ms):
+                    continue
+                if status is not None and item["status"] != status.value:
+                    continue
+                found.append(item)
+                if len(found) == limit:
+                    break
         return found
 
     # -- claim ----------------------------------------------------------------
@@ -1011,6 +994,9 @@ def _item(record: NewRecord, holds: AbstractSet[str] = frozenset()) -> Item:
     )
 
 
+LIST_BATCH = 25
+"""Jobs a list page filtered by status reads at a time at least (a BatchGetItem): its
+filter skips some, so it reads on past the page's count."""
 CLAIM_LOOKS_AGAIN = 3
 """Times a claim that lost every candidate it tried reads its shards again before it
 answers none."""

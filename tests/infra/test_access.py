@@ -19,6 +19,7 @@ from infra.access import ACCESS, TOKEN_PARTITION, Access
 from shared import auth
 from shared.routes import ROUTES
 from shared.runtime import Runtime
+from shared.store.table import LISTING_INDEX, READY_INDEX
 from tests.infra.cfn import Json, Synthesized, as_list, module_of, resource_suffix, resources, role_statements
 from tests.infra.conftest import STACK
 from tests.support import Api, Background
@@ -96,8 +97,11 @@ def _granted(emit: Json, function_id: str) -> Access:
                 else:
                     assert condition is None
                 found["table"] |= names
+            elif service == {"dynamodb"} and suffix == f"/index/{LISTING_INDEX}":
+                assert owner == table
+                found["listing"] |= names
             elif service == {"dynamodb"}:
-                assert (owner, suffix) == (table, "/index/ready")
+                assert (owner, suffix) == (table, f"/index/{READY_INDEX}")
                 found["index"] |= names
             else:
                 assert service == {"s3"} and owner == bucket and suffix.startswith("/*/*/"), resource
@@ -110,6 +114,7 @@ def _granted(emit: Json, function_id: str) -> Access:
         frozenset(found["puts"]),
         frozenset(found["deletes"]),
         tokens_only,
+        frozenset(found["listing"]),
     )
 
 
@@ -130,6 +135,7 @@ class Calls:
     module: str | None = None
     table: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     index: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    listing: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     gets: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     puts: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     deletes: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
@@ -146,6 +152,7 @@ class Calls:
             frozenset(self.puts[module]),
             frozenset(self.deletes[module]),
             self.touched[module] == {TOKEN_PARTITION},
+            frozenset(self.listing[module]),
         )
 
     def item(self, action: str, key: dict[str, Any], *, write: bool) -> None:
@@ -196,7 +203,8 @@ def _note_dynamodb(calls: Calls, name: str, params: dict[str, Any]) -> None:
         calls.item(action, params[holder], write=write)
     elif name == "query" and "IndexName" in params:
         assert calls.module is not None
-        calls.index[calls.module].add("Query")
+        by_index = calls.listing if params["IndexName"] == LISTING_INDEX else calls.index
+        by_index[calls.module].add("Query")
     elif name == "query":
         calls.item("Query", {"pk": params["ExpressionAttributeValues"][":pk"]}, write=False)
     elif name == "batch_get_item":
