@@ -5,7 +5,8 @@ The same workload as `bench.cost`'s batched one (100 jobs a create, 10 a claim a
 report, each request reading its token), for one name whose policy limits it. Every claim
 of such a name reads its slot counters and takes its rate (`shared.store.counters`), and
 every claim and finish of a job holding a slot is a transaction with one slot item: the
-limit is split over up to 16 items so none of them is the ceiling.
+limit is split over up to 16 items so none of them is the ceiling. The name is first brought
+to the width 10,000 jobs/s give it (`bench.spread.warm_up`), as its load would spread it.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from bench.cost import SPACE, order_payload, run
+from bench.keys import _no_table_backups
 from bench.partitions import describe_load
+from bench.spread import NAME, warm_up
+from shared.clock import ManualClock
 from shared.runtime import Runtime
 from shared.schema import PolicyPatch
 
-NAME = "charge-invoice"
 WORKLOADS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("concurrency 1,000", {"concurrency": 1_000}),
     ("rate 2,000 a second", {"rate": {"tokens": 2_000, "intervalMs": 1_000}}),
@@ -26,23 +29,30 @@ WORKLOADS: tuple[tuple[str, dict[str, Any]], ...] = (
 a rate whose burst lets them all go at one instant of the bench's clock."""
 
 
-JOBS = 200
-"""Fewer jobs than `bench.cost`'s: moto copies the whole table (its stream's records too) for
-every transaction, and every claim and finish here is one."""
+JOBS = 1_000
+"""As many as `bench.cost`'s: every claim and finish here is a transaction, whose whole-table
+copy moto is spared (`bench.keys._no_table_backups`)."""
 
 
 def lines(jobs: int = JOBS, batch: int = 100, hand_out: int = 10) -> list[str]:
     out = []
     for label, fields in WORKLOADS:
+        widths: list[int] = []
 
-        def limit(rt: Runtime, fields: dict[str, Any] = fields) -> None:
+        def limit(rt: Runtime, fields: dict[str, Any] = fields, widths: list[int] = widths) -> None:
             rt.policies.patch(SPACE, NAME, PolicyPatch.model_validate(fields))
+            assert isinstance(rt.clock, ManualClock)
+            widths.append(warm_up(rt, rt.clock))
 
-        _, load = run(
-            jobs=jobs, batch=batch, payload=order_payload, hand_out=hand_out, load=True, setup=limit
-        )
+        with _no_table_backups():
+            _, load = run(
+                jobs=jobs, batch=batch, payload=order_payload, hand_out=hand_out, load=True, setup=limit
+            )
         assert load is not None
-        workload = f"one name with {label}, {batch} jobs a create, {hand_out} a claim and a report"
+        workload = (
+            f"one name with {label} (spread {widths[0]} wide), {batch} jobs a create,"
+            f" {hand_out} a claim and a report"
+        )
         out.append(describe_load(workload, load, jobs, {SPACE})[0])
     return out
 
