@@ -21,7 +21,6 @@ import base64
 import json
 import os
 import random
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -32,15 +31,10 @@ from moto import mock_aws
 from bench import drain
 from bench.capacity import CapacityMeter, Usage
 from bench.partitions import PartitionLoad, describe_family, describe_load, describe_token_load
+from bench.world import moto_runtime
 from devserver.background import StreamReader, expire_ttl
 from devserver.wiring import (
-    BUCKET,
     REGION,
-    TABLE,
-    Serialized,
-    ensure_table,
-    local_environment,
-    one_backup_per_transaction,
 )
 from shared import limits
 from shared.auth import Tokens
@@ -107,22 +101,12 @@ def run(
     `callback`, every job has one, which its receiver takes at the first try. `job_fields`
     gives the n-th job fields of its own (a `concurrencyKey`)."""
     hand_out = hand_out or batch
-    local_environment()
-    one_backup_per_transaction()  # moto's own cost, not DynamoDB's: see devserver.wiring
     with mock_aws():
-        client = boto3.client("dynamodb", region_name=REGION)
-        ensure_table(client)
-        s3 = boto3.client("s3", region_name=REGION)
-        s3.create_bucket(Bucket=BUCKET)
         clock = ManualClock()
         # One call at a time: moto's table is not safe for the clock's threads (DynamoDB is).
-        ddb = Serialized(client, threading.Lock())
-        rt = Runtime(
-            clock=clock,
-            dynamodb=ddb,
-            s3=s3,
-            table=TABLE,
-            bucket=BUCKET,
+        rt, client = moto_runtime(
+            clock,
+            serialized=True,
             allow_private_callbacks=True,  # no name lookup for the receiver below
             callback_transport=httpx.MockTransport(lambda request: httpx.Response(204)),
         )
@@ -299,35 +283,28 @@ def main(argv: list[str] | None = None) -> int:
         "  not in these workloads: idempotency keys (K#{space}#{key}, one key each) and name"
         " policies (S#{space} name#..., written by an admin); callbacks have a workload of their own"
     )
-    for most_created, most_handed in HOT_KEY_WORKLOADS:
+    spread = {"LEASE#n": keys.LEASE_SHARDS}
+    workloads = [(most_created, most_handed, False) for most_created, most_handed in HOT_KEY_WORKLOADS]
+    for most_created, most_handed, callback in [*workloads, (100, 10, True)]:
         batch, hand_out = min(most_created, args.jobs), min(most_handed, args.jobs)
         workload = f"{batch} jobs a create, {hand_out} a claim and a report"
+        if callback:
+            workload = f"jobs with a callback, {batch} a create, {hand_out} a claim and a report"
         _, load = run(
             jobs=args.jobs,
             batch=batch,
             payload=order_payload,
             hand_out=hand_out,
             load=True,
+            callback=callback,
             setup=spread_name,
         )
         assert load is not None
-        spread = {"LEASE#n": keys.LEASE_SHARDS}
         print("\n".join(describe_load(workload, load, args.jobs, {SPACE}, spread)))
-        print(describe_token_load(requests_per_job=1 / batch + 2 / hand_out))
-    batch, hand_out = min(100, args.jobs), min(10, args.jobs)
-    workload = f"jobs with a callback, {batch} a create, {hand_out} a claim and a report"
-    _, load = run(
-        jobs=args.jobs,
-        batch=batch,
-        payload=order_payload,
-        hand_out=hand_out,
-        load=True,
-        callback=True,
-        setup=spread_name,
-    )
-    assert load is not None
-    print("\n".join(describe_load(workload, load, args.jobs, {SPACE}, spread)))
-    print(describe_family(load, args.jobs, f"{keys.CALLBACK_PREFIX}{SPACE}#", keys.CALLBACK_SHARDS))
+        if callback:
+            print(describe_family(load, args.jobs, f"{keys.CALLBACK_PREFIX}{SPACE}#", keys.CALLBACK_SHARDS))
+        else:
+            print(describe_token_load(requests_per_job=1 / batch + 2 / hand_out))
     for per_claim in (1, 10):
         measured = drain.measure(buckets=args.drain_buckets // per_claim, per_bucket=per_claim)
         print(drain.describe(measured, f"{per_claim} job{'s' if per_claim > 1 else ''} a claim"))

@@ -13,17 +13,14 @@ call waiting about `CALL_MS` on DynamoDB (the time moto takes here says nothing 
 from __future__ import annotations
 
 import random
-import threading
 from dataclasses import dataclass
 
-import boto3
 from moto import mock_aws
 
 from bench.capacity import CapacityMeter
-from devserver.wiring import BUCKET, REGION, TABLE, Serialized, ensure_table, local_environment
+from bench.world import moto_runtime
 from shared.clock import ManualClock
 from shared.ids import IdGenerator
-from shared.runtime import Runtime
 from shared.store import keys
 from shared.store.leases import LeaseEntry, encode
 from shared.sweeper import DRAIN_THREADS, TickReport
@@ -57,17 +54,10 @@ def measure(*, buckets: int, per_bucket: int = 1, partitions: int = 4) -> Drain:
     At 10,000 claims a second each partition holds thousands of buckets a tick: a few full
     ones show that shape at a bench's size. The jobs they name are gone (reported long
     ago): the common case, where the check reads each job once and moves on."""
-    local_environment()
     with mock_aws():
-        client = boto3.client("dynamodb", region_name=REGION)
-        ensure_table(client)
-        s3 = boto3.client("s3", region_name=REGION)
-        s3.create_bucket(Bucket=BUCKET)
         clock = ManualClock()
         # One call at a time: moto's table is not safe for the drain's threads (DynamoDB is).
-        rt = Runtime(
-            clock=clock, dynamodb=Serialized(client, threading.Lock()), s3=s3, table=TABLE, bucket=BUCKET
-        )
+        rt, client = moto_runtime(clock, serialized=True)
         rng, ids = random.Random(3), IdGenerator()
         now = clock.now_ms()
         items = []

@@ -23,21 +23,12 @@ import random
 import threading
 from typing import Any
 
-import boto3
 from moto import mock_aws
 
 from bench.capacity import CapacityMeter
 from bench.cost import order_payload
 from bench.partitions import PartitionLoad, describe_family, describe_load
-from devserver.wiring import (
-    BUCKET,
-    REGION,
-    TABLE,
-    Serialized,
-    ensure_table,
-    local_environment,
-    one_backup_per_transaction,
-)
+from bench.world import moto_runtime
 from shared.clock import ManualClock
 from shared.runtime import Runtime
 from shared.schema import NewJob, NewToken
@@ -55,17 +46,8 @@ WORKLOADS = ((100, 10), (1, 1))
 
 
 def _runtime(clock: ManualClock, *, threads: bool = False) -> Runtime:
-    """On moto; with `threads`, its calls one at a time (as `emit dev` makes them: moto
-    checks a condition and writes without a lock)."""
-    local_environment()
-    one_backup_per_transaction()
-    client: Any = boto3.client("dynamodb", region_name=REGION)
-    ensure_table(client)
-    s3: Any = boto3.client("s3", region_name=REGION)
-    s3.create_bucket(Bucket=BUCKET)
-    if threads:
-        client, s3 = Serialized(client, threading.Lock()), Serialized(s3, threading.Lock())
-    return Runtime(clock=clock, dynamodb=client, s3=s3, table=TABLE, bucket=BUCKET)
+    """On moto; with `threads`, its calls one at a time (`bench.cost.moto_runtime`)."""
+    return moto_runtime(clock, serialized=threads)[0]
 
 
 def warm_up(rt: Runtime, clock: ManualClock, seconds: float = 5.0) -> int:
