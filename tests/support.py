@@ -93,6 +93,19 @@ class Api:
     def as_token(self, token: str | None) -> Api:
         return Api(token)
 
+    def created(self, space: str, name: str = "n", **fields: Any) -> str:
+        """Create one job of `name` in `space` (its path, `/v1/spaces/{space}`): its id."""
+        answer = self.post(f"{space}/jobs", {"name": name, **fields})
+        assert answer.status == 200, answer
+        return str(answer.body["id"])
+
+    def claimed(self, space: str, count: int = 1, names: list[str] | None = None) -> list[str]:
+        """Claim up to `count` jobs in `space` (of `names`): the ids handed out, in order."""
+        body: dict[str, Any] = {"count": count} | ({"names": names} if names else {})
+        answer = self.post(f"{space}/jobs:claim", body)
+        assert answer.status == 200, answer
+        return [job["id"] for job in answer.body["jobs"]]
+
 
 def check_answer(method: str, route: str, answer: Answer) -> None:
     """Fail unless the OpenAPI document describes `answer`: its status is documented for the

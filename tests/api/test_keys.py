@@ -38,16 +38,11 @@ def policy_path(name: str) -> str:
 
 
 def create(api: Api, name: str = "n", **fields: Any) -> str:
-    answer = api.post(JOBS, {"name": name, **fields})
-    assert answer.status == 200, answer
-    return str(answer.body["id"])
+    return api.created(SPACE, name, **fields)
 
 
 def claim(api: Api, count: int = 1, names: list[str] | None = None) -> list[str]:
-    body: dict[str, Any] = {"count": count} | ({"names": names} if names else {})
-    answer = api.post(CLAIM, body)
-    assert answer.status == 200, answer
-    return [job["id"] for job in answer.body["jobs"]]
+    return api.claimed(SPACE, count, names)
 
 
 def report(api: Api, job_id: str, attempt: int = 1, **outcome: Any) -> None:
