@@ -372,7 +372,7 @@ class Queue:
         is killed first, retention removes it, as the job names it."""
         now = self.clock.now_ms()
         try:
-            transition, stored, outside = self._decide(space, report, settings, now)
+            transition, stored, outside, read = self._decide(space, report, settings, now)
             if outside is not None:
                 self._name_place(space, report, outside, now)
         except _Rejected as rejected:
@@ -381,7 +381,7 @@ class Queue:
             self.jobs.blobs.store([outside])
         try:
             item, with_event, events_full = self._apply_report(
-                space, report, transition, stored, settings=settings, now=now
+                space, report, transition, stored, settings=settings, now=now, read=read
             )
         except _Rejected as rejected:
             if outside is not None:
@@ -402,18 +402,18 @@ class Queue:
         *,
         settings: Settings,
         now: int,
+        read: Item | None,
     ) -> tuple[Item, bool, bool]:
         """The item after the report's write, whether its event was kept, whether the job's
-        events were full; raises _Rejected when the report cannot count."""
+        events were full; raises _Rejected when the report cannot count. `read`: the job's
+        item if the decision already read it."""
         with_event = report.event is not None
         events_full = False
         # Where jobs are likely to hold a count, the job is read first (a read is cheaper than
         # the write refused for holding one that would find it out).
-        held = (
-            self.jobs.get_item(space, report.id)
-            if transition.lets_go and self._counted(space, settings)
-            else None
-        )
+        held = read
+        if held is None and transition.lets_go and self._counted(space, settings):
+            held = self.jobs.get_item(space, report.id)
         for _ in range(3):
             try:
                 parts = _report_parts(report, settings.max_events, with_event=with_event)
@@ -464,9 +464,10 @@ class Queue:
 
     def _decide(
         self, space: str, report: Report, settings: Settings, now: int
-    ) -> tuple[Transition, dict[str, Any], Packed | None]:
+    ) -> tuple[Transition, dict[str, Any], Packed | None, Item | None]:
         """The transition a report asks for, the job item attributes of any value (result,
-        error) stored with it, and that value when it lives outside the job item."""
+        error) stored with it, that value when it lives outside the job item, and the job's
+        item where the decision read it (its write then knows the holds it lets go)."""
         attempt = report.attempt
         if report.complete is not None:
             raw = dump_json(report.complete.result)
@@ -476,6 +477,7 @@ class Queue:
                     complete_transition(attempt=attempt, now_ms=now, retention=settings.retention),
                     replacing("result", packed),
                     packed if packed.ref else None,
+                    None,
                 )
             error = f"result is larger than {limits.MAX_RESULT_BYTES} bytes of JSON"
             return self._fail(
@@ -493,18 +495,18 @@ class Queue:
             )
         if report.release is not None:
             # Read for its priority and name: the job takes its place in the order again.
-            job = self._running_job(space, report, now)
+            job, item = self._running_job(space, report, now)
             aging_ms = self.policies.get(space, job.name).aging_ms
             release = release_transition(
                 attempt=attempt, now_ms=now, priority=job.priority, aging_ms=aging_ms
             )
-            return release, {}, None
+            return release, {}, None, item
         if report.touch is not None:
             lease_ms = report.touch.leaseMs
             if lease_ms is None:
-                lease_ms = self._running_job(space, report, now).timeout_ms
-            return touch_transition(attempt=attempt, now_ms=now, lease_ms=lease_ms), {}, None
-        return keep_transition(attempt=attempt), {}, None
+                lease_ms = self._running_job(space, report, now)[0].timeout_ms
+            return touch_transition(attempt=attempt, now_ms=now, lease_ms=lease_ms), {}, None, None
+        return keep_transition(attempt=attempt), {}, None, None
 
     def _fail(
         self,
@@ -516,8 +518,8 @@ class Queue:
         error: str,
         unrecoverable: bool,
         retry_after_ms: int | None,
-    ) -> tuple[Transition, dict[str, Any], Packed | None]:
-        job = self._running_job(space, report, now)
+    ) -> tuple[Transition, dict[str, Any], Packed | None, Item | None]:
+        job, item = self._running_job(space, report, now)
         error = _cut(error, limits.MAX_ERROR_BYTES)
         packed = pack(space, report.id, "error", error.encode(), attempt=report.attempt)
         transition = fail_transition(
@@ -530,16 +532,16 @@ class Queue:
             retention=settings.retention,
             aging_ms=self.policies.get(space, job.name).aging_ms,
         )
-        return transition, replacing("error", packed), packed if packed.ref else None
+        return transition, replacing("error", packed), packed if packed.ref else None, item
 
-    def _running_job(self, space: str, report: Report, now: int) -> Job:
-        """The job a report speaks for, read when the decision needs its fields."""
+    def _running_job(self, space: str, report: Report, now: int) -> tuple[Job, Item]:
+        """The job a report speaks for, and its item, read when the decision needs its fields."""
         item = self.jobs.get_item(space, report.id)
         reason = self._refusal(item, report, now)
         if reason is not None:
             raise self._rejected(reason, report)
         assert item is not None
-        return self.jobs.load(space, item, bodies=False)
+        return self.jobs.load(space, item, bodies=False), item
 
     @staticmethod
     def _refusal(item: Item | None, report: Report, now: int) -> str | None:
