@@ -113,6 +113,14 @@ def busy_name(jobs: int, batch: int, hand_out: int) -> list[str]:
             f" {top.read_share:.1%} of reads; ceiling: {top.jobs_per_second:,.0f} jobs/s"
         )
         lines.append(describe_family(load, jobs, f"{SPACE}#", keys.LIST_SHARDS, where=LISTING_INDEX))
+        # The name's sampled create count: one item every create of the name may write.
+        counted = keys.name_load(SPACE, NAME)["pk"]
+        lines += [
+            f"  its sampled create count {c.key}: {c.write_share:.1%} of writes,"
+            f" {c.read_share:.1%} of reads; ceiling: {c.jobs_per_second:,.0f} jobs/s"
+            for c in load.ceilings(jobs)
+            if c.key.value == counted
+        ]
         index_reads = sum(units for key, units in load.reads.items() if key.where == READY_INDEX)
         lines.append(
             f"  claims read the ready index for {index_reads / jobs:.3f} read units a job; in all"
