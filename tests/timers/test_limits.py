@@ -126,6 +126,18 @@ def test_a_claim_that_asks_for_10_with_room_for_3_gets_3(api: Api) -> None:
     assert names == ["free", "free", "n", "n", "n"], "3 of the limited name, and the others"
 
 
+def test_a_changed_concurrency_applies_to_the_next_claim(api: Api) -> None:
+    policy(api, "n", concurrency=1)
+    create(api, 5)
+    assert len(claimer(api, 5)()) == 1
+    assert claimer(api, 5)() == [], "at its concurrency of 1"
+    policy(api, "n", concurrency=3)
+    assert len(claimer(api, 5)()) == 2, "raised: room for two more at once"
+    policy(api, "n", concurrency=2)
+    assert claimer(api, 5)() == [], "lowered below what runs: nothing more until some end"
+    assert diagnostics(api)["running"] == 3
+
+
 def test_a_worker_that_dies_holding_a_slot_frees_it_when_its_lease_ends(
     api: Api, bg: Background, clock: ManualClock
 ) -> None:
