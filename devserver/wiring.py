@@ -18,6 +18,7 @@ from devserver.embedded import compat as embedded
 from shared.clock import Clock, SystemClock
 from shared.queue import QueueConfig
 from shared.runtime import Runtime
+from shared.store import keys
 from shared.store.table import create_table_request
 
 TABLE = "emit"
@@ -212,5 +213,6 @@ def build_runtime(
         allow_private_callbacks=True,
         # The clock ticks every second here: look for never-claimed jobs every 5 s.
         unclaimed_every_ms=5_000,
+        lease_shards=keys.LOCAL_LEASE_SHARDS,
         callback_transport=callback_transport,
     )

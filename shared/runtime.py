@@ -23,6 +23,7 @@ from shared.diagnostics import Diagnostics
 from shared.policy import Policies
 from shared.queue import Queue, QueueConfig
 from shared.spaces import SpaceSettings
+from shared.store import keys
 from shared.store.blobs import Blobs
 from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import Dynamo
@@ -55,6 +56,9 @@ class Runtime:
     unclaimed_every_ms: int = 600_000
     callback_transport: httpx.AsyncBaseTransport | None = None
     """Where callbacks go; None: the network."""
+    lease_shards: int = keys.LEASE_SHARDS
+    """The lease book's partitions (`keys.LEASE_SHARDS`; fewer locally, where the clock
+    ticks every second)."""
 
     def __post_init__(self) -> None:
         self.db = Dynamo(self.dynamodb, self.table)
@@ -65,7 +69,7 @@ class Runtime:
             self.space_store, self.clock, self.settings_cache_ms, on_write=self.policies.forget
         )
         self.journal = Journal(self.db)
-        self.leases = LeaseBook(self.db)
+        self.leases = LeaseBook(self.db, self.lease_shards)
         self.jobs = JobStore(
             self.db,
             self.blobs,
@@ -101,7 +105,7 @@ class Runtime:
             spaces=self.space_store,
             settings=self.settings,
             policies=self.policies,
-            buckets=DueBuckets(self.db),
+            buckets=DueBuckets(self.db, self.lease_shards),
             leases=self.leases,
             dispatcher=self.dispatcher,
             unclaimed_every_ms=self.unclaimed_every_ms,

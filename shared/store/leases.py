@@ -46,8 +46,9 @@ def decode(text: str) -> list[LeaseEntry]:
 
 
 class LeaseBook:
-    def __init__(self, db: Dynamo) -> None:
+    def __init__(self, db: Dynamo, shards: int = keys.LEASE_SHARDS) -> None:
         self.db = db
+        self.shards = shards
 
     def record(self, space: str, claims: list[tuple[str, int, int]]) -> None:
         """File (job id, attempt, lease end) for a claim about to be made."""
@@ -55,7 +56,7 @@ class LeaseBook:
             return
         entries = [LeaseEntry(*c) for c in claims]
         due = min(e.lease_until_ms for e in entries)
-        key = keys.lease_bucket(random.randrange(keys.LEASE_SHARDS), due, _ids.new(due))
+        key = keys.lease_bucket(random.randrange(self.shards), due, _ids.new(due))
         self.db.put(key | {"space": space, "jobs": encode(entries)})
 
 
@@ -74,12 +75,12 @@ class DueBuckets:
     """Buckets a read answers at most: their jobs are read in one call when each bucket
     holds one (a batch read takes 100 keys), and removed in four (a batch write takes 25)."""
 
-    def __init__(self, db: Dynamo) -> None:
+    def __init__(self, db: Dynamo, shards: int = keys.LEASE_SHARDS) -> None:
         self.db = db
+        self.shards = shards
 
-    @staticmethod
-    def partitions() -> list[str]:
-        return keys.lease_partitions()
+    def partitions(self) -> list[str]:
+        return keys.lease_partitions(self.shards)
 
     def due(self, partition: str, now_ms: int, limit: int = PAGE) -> tuple[list[Bucket], bool]:
         """The partition's due buckets, oldest first, at most `limit`; and whether more may be due."""

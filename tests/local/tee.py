@@ -23,6 +23,7 @@ from devserver.wiring import BUCKET, REGION, TABLE, Serialized, ensure_table
 from shared.clock import Clock
 from shared.queue import QueueConfig
 from shared.runtime import Runtime
+from shared.store import keys
 
 PLAIN_ACCOUNT = "123456789012"  # moto's default: where boto3's calls go
 FAST_ACCOUNT = "000000000042"
@@ -144,6 +145,7 @@ def tee_runtime(clock: Clock, transport: httpx.AsyncBaseTransport | None = None)
         settings_cache_ms=0,
         allow_private_callbacks=True,
         unclaimed_every_ms=5_000,
+        lease_shards=keys.LOCAL_LEASE_SHARDS,
         callback_transport=transport,
     )
     return runtime, tee

@@ -179,9 +179,9 @@ def test_overlapping_ticks_count_each_expiry_once(
 def test_the_clock_drains_every_partition_of_the_lease_book(
     rt: Runtime, api: Api, bg: Background, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Claims spread their buckets over LEASE_SHARDS partitions (so no one partition every
-    space shares is busy); a tick reads them all."""
-    record = rt.leases.record
+    """Claims spread their buckets over the lease book's partitions (so no one partition
+    every space shares is busy); a tick reads them all."""
+    record, shards = rt.leases.record, rt.leases.shards
 
     def one_bucket_a_job_in_partition_after_partition(space: str, claims: list) -> None:
         for n, one in enumerate(claims):
@@ -189,10 +189,11 @@ def test_the_clock_drains_every_partition_of_the_lease_book(
             record(space, [one])
 
     monkeypatch.setattr(rt.leases, "record", one_bucket_a_job_in_partition_after_partition)
-    api.post(JOBS, [{"name": "n", "maxAttempts": 1}] * keys.LEASE_SHARDS)
-    api.post(f"{JOBS}:claim", {"count": keys.LEASE_SHARDS, "leaseMs": 1_000})
-    used = {pk for pk in keys.lease_partitions() if rt.db.query("pk = :pk", vals={":pk": pk})[0]}
-    assert len(used) == keys.LEASE_SHARDS >= 64
+    api.post(JOBS, [{"name": "n", "maxAttempts": 1}] * shards)
+    api.post(f"{JOBS}:claim", {"count": shards, "leaseMs": 1_000})
+    partitions = keys.lease_partitions(shards)
+    used = {pk for pk in partitions if rt.db.query("pk = :pk", vals={":pk": pk})[0]}
+    assert len(used) == shards == keys.LOCAL_LEASE_SHARDS
     clock.advance(1_000)
-    assert bg.tick()["expired"] == keys.LEASE_SHARDS
-    assert not any(rt.db.query("pk = :pk", vals={":pk": pk})[0] for pk in keys.lease_partitions())
+    assert bg.tick()["expired"] == shards
+    assert not any(rt.db.query("pk = :pk", vals={":pk": pk})[0] for pk in partitions)
