@@ -20,7 +20,7 @@ from shared.machine import STRICT_AGING_MS
 from shared.schema import PolicyPatch, RateSpec
 from shared.store import keys
 from shared.store.dynamo import Item
-from shared.store.spaces import SpaceStore
+from shared.store.spaces import PAUSE_CHANGED, SpaceStore
 from shared.store.spread import Spread
 
 DEFAULT_AGING_INTERVAL_MS = limits.MINUTE_MS
@@ -114,12 +114,18 @@ class SpacePolicies:
     own: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     spreads: Mapping[str, Spread] = field(default_factory=dict)
     """Each name's ready shards (`shared.spread`), read with its policy."""
+    pause_changes: Mapping[str, int] = field(default_factory=dict)
+    """When a pause was last set or lifted, by name ("" for the space's default)."""
 
     def get(self, name: str) -> Policy:
         return merge(self.default, self.own.get(name))[0]
 
     def spread(self, name: str) -> Spread:
         return self.spreads.get(name) or Spread()
+
+    def pause_changed_ms(self, name: str) -> int:
+        """When the name's `paused` last changed (its own, or the space's default), 0 if never."""
+        return max(self.pause_changes.get(name, 0), self.pause_changes.get("", 0))
 
     def named(self) -> list[str]:
         """The names that set a field of their own."""
@@ -132,7 +138,10 @@ class SpacePolicies:
         named = {sk.removeprefix("name#"): item for sk, item in items.items() if sk.startswith("name#")}
         own = {name: item.get("policy") or {} for name, item in named.items()}
         spreads = {name: Spread.of(item) for name, item in named.items()}
-        return cls(settings.get("policy") or {}, own, spreads)
+        changes = {name: int(item[PAUSE_CHANGED]) for name, item in named.items() if PAUSE_CHANGED in item}
+        if PAUSE_CHANGED in settings:
+            changes[""] = int(settings[PAUSE_CHANGED])
+        return cls(settings.get("policy") or {}, own, spreads, changes)
 
 
 class Policies:
@@ -163,14 +172,14 @@ class Policies:
     def patch(self, space: str, name: str, patch: PolicyPatch) -> dict[str, Any]:
         """Set the fields sent on the name's own policy; the name is listed first if new."""
         self.store.register_names(space, {name}, self.clock.now_ms())
-        self.store.write_policy(keys.job_name(space, name), patch_fields(patch))
+        self.store.write_policy(keys.job_name(space, name), patch_fields(patch), self.clock.now_ms())
         self._cache.forget(space)
         return self.describe(space, name)
 
     def reset(self, space: str, name: str) -> dict[str, Any]:
         """Every field back to the space's default."""
         self.store.register_names(space, {name}, self.clock.now_ms())
-        self.store.write_policy(keys.job_name(space, name), None)
+        self.store.write_policy(keys.job_name(space, name), None, self.clock.now_ms())
         self._cache.forget(space)
         return self.describe(space, name)
 

@@ -138,7 +138,7 @@ class SpaceSettings:
         self.store.write_settings(space, stored_changes(patch, self.store.settings(space)))
         if "policy" in patch.model_fields_set:
             fields = patch_fields(patch.policy) if patch.policy is not None else None
-            self.store.write_policy(keys.settings(space), fields)
+            self.store.write_policy(keys.settings(space), fields, self.clock.now_ms())
         self._cache.forget(space)
         if self.on_write is not None:
             self.on_write(space)

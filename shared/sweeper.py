@@ -15,7 +15,7 @@ from typing import Literal
 from shared.callbacks import Dispatcher, Due
 from shared.clock import Clock
 from shared.machine import JobStatus, expire, unclaimed
-from shared.policy import Policies
+from shared.policy import Policies, SpacePolicies
 from shared.spaces import SpaceSettings
 from shared.spread import Spreader
 from shared.store.blobs import pack, replacing
@@ -199,6 +199,8 @@ class Sweeper:
             failed = 0
             policies = self.policies.space(space)
             for name in self.spaces.names(space):
+                if not self._claimable(space, name, policies, now - settings.unclaimed_ms):
+                    continue
                 aging_ms = policies.get(name).aging_ms
                 rows = self.jobs.unclaimed(
                     space,
@@ -222,6 +224,21 @@ class Sweeper:
                         continue  # claimed or cancelled since the index saw it
                     failed += 1
             report.unclaimed += failed
+
+    def _claimable(self, space: str, name: str, policies: SpacePolicies, since_ms: int) -> bool:
+        """Whether the name's ready jobs may have been claimable since `since_ms`: not while
+        it is paused, nor if a pause was lifted since (its jobs count from then), nor while
+        its `concurrency` or `rate` is used up (its workers are busy with it: its jobs wait
+        on them, not for a worker to ask). A key at its `perKeyConcurrency` is not listed
+        in the name's lanes, so the look never finds its jobs."""
+        policy = policies.get(name)
+        if policy.paused or policies.pause_changed_ms(name) > since_ms:
+            return False
+        now, counters = self.clock.now_ms(), self.jobs.counters
+        if policy.concurrency is not None and sum(counters.running(space, name)) >= policy.concurrency:
+            return False
+        rate = policy.rate
+        return rate is None or counters.rate_until(space, name, rate.tokens, rate.interval_ms, now) is None
 
     # -- callbacks ------------------------------------------------------------
 

@@ -316,14 +316,19 @@ class JobStore:
         ready in time. So a look reads, besides what it finds, the due jobs that became
         claimable up to 1,000 aging intervals after the bound (about 17 hours at the
         default minute); under strict priority, the whole due lane. A job placed under a
-        longer interval than today's, with a negative priority, can lie past the bound."""
+        longer interval than today's, with a negative priority, can lie past the bound.
+
+        A key listed in these lanes has room: its own lane is read the same way (a key at
+        its limit is not listed, and its jobs wait on it, not for a worker)."""
         found: list[Item] = []
         lowest = hand_out_order(ready_at_ms=ready_by_ms, priority=-MAX_PRIORITY, aging_ms=aging_ms)
         lanes = (
             (keys.LATER, keys.later_bound(ready_by_ms), None),
             (keys.DUE, keys.due_bound(lowest), "readyAtMs <= :by"),
         )
-        for partition in keys.ready_partitions(space, name, reach):
+        partitions = keys.ready_partitions(space, name, reach)
+        while partitions and len(found) < limit:
+            partition = partitions.pop(0)
             for first, last, filter_expression in lanes:
                 start = None
                 while len(found) < limit:
@@ -337,6 +342,11 @@ class JobStore:
                         filter_expression=filter_expression,
                     )
                     found += [r for r in rows if not keys.is_key_entry(r)]
+                    partitions += [
+                        keys.key_lane(space, name, str(r["concurrencyKey"]))
+                        for r in rows
+                        if keys.is_key_entry(r) and r.get("concurrencyKey") is not None
+                    ]
                     if start is None:
                         break
         return found[:limit]

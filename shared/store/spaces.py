@@ -19,6 +19,10 @@ STALE_RESERVATION_MS = 15 * limits.MINUTE_MS
 _ids = IdGenerator()
 
 
+PAUSE_CHANGED = "pauseChangedAtMs"
+"""On a settings or name item: when a policy write last set `paused` or cleared the policy."""
+
+
 class SpaceStore:
     def __init__(self, db: Dynamo) -> None:
         self.db = db
@@ -51,29 +55,36 @@ class SpaceStore:
     def name_item(self, space: str, name: str) -> Item | None:
         return self.db.get(keys.job_name(space, name))
 
-    def write_policy(self, key: dict[str, str], fields: dict[str, Any] | None) -> None:
+    def write_policy(self, key: dict[str, str], fields: dict[str, Any] | None, now_ms: int) -> None:
         """Set fields of the `policy` map on a settings or name item (None: clear them all).
 
         Two writes, no read: the map is made if missing, then each field is set at its own
         path, so two PATCHes of different fields never undo each other. A clear leaves an
         empty map, so a PATCH racing it never finds the map gone. The item must exist
-        (a name is listed first, with its space)."""
+        (a name is listed first, with its space). A write that may lift a pause (it sets
+        `paused`, or clears the map) keeps its time beside the map (`PAUSE_CHANGED`): the
+        never-claimed check counts a resumed name's jobs claimable from then."""
         names = {"#p": "policy"}
         exists = "attribute_exists(pk)"
         self.db.update(
             key, "SET #p = if_not_exists(#p, :empty)", condition=exists, names=names, vals={":empty": {}}
         )
+        pause = ", #pc = :now" if fields is None or "paused" in fields else ""
+        if pause:
+            names["#pc"] = PAUSE_CHANGED
         if fields is None:
-            self.db.update(key, "SET #p = :empty", condition=exists, names=names, vals={":empty": {}})
+            vals = {":empty": {}, ":now": now_ms}
+            self.db.update(key, "SET #p = :empty" + pause, condition=exists, names=names, vals=vals)
             return
         if not fields:
             return
-        sets, vals = [], {}
+        sets: list[str] = []
+        vals = {":now": now_ms} if pause else {}
         for i, (field, value) in enumerate(fields.items()):
             names[f"#f{i}"] = field
             vals[f":v{i}"] = value
             sets.append(f"#p.#f{i} = :v{i}")
-        self.db.update(key, "SET " + ", ".join(sets), condition=exists, names=names, vals=vals)
+        self.db.update(key, "SET " + ", ".join(sets) + pause, condition=exists, names=names, vals=vals)
 
     def whole(self, space: str) -> dict[str, Item]:
         """Every item of the space's own partition (settings, in-flight count, names), by

@@ -191,3 +191,59 @@ def test_the_window_holds_in_both_lanes_whatever_the_priority_and_aging(
     clock.advance(1_000)
     bg.tick()
     assert status(api, delayed) == ("FAILED", "not claimed within 7d")
+
+
+@pytest.mark.parametrize("paused_by", ["name", "space"])
+def test_a_paused_name_waits_the_window_from_when_it_was_resumed(
+    api: Api, bg: Background, clock: ManualClock, paused_by: str
+) -> None:
+    """Paused, nothing of the name is claimable: its jobs wait the pause out, then the
+    whole window again (a name paused over a long weekend does not lose its backlog)."""
+    policy = "/v1/spaces/work/names/n/policy"
+    pause = (
+        (lambda on: api.patch(policy, {"paused": on}))
+        if paused_by == "name"
+        else (lambda on: api.patch("/v1/spaces/work", {"policy": {"paused": on}}))
+    )
+    job_id = api.post(JOBS, {"name": "n"}).body["id"]
+    pause(True)
+    clock.advance(10 * DAY)
+    bg.tick()
+    assert status(api, job_id) == ("PENDING", None)
+    pause(False)
+    fails_unclaimed_after(api, bg, clock, job_id, 7 * DAY, no_error_before=True)
+
+
+def test_jobs_behind_a_used_up_concurrency_wait_on_it_not_the_window(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    api.patch("/v1/spaces/work", {"unclaimedMs": 60_000})
+    api.patch("/v1/spaces/work/names/n/policy", {"concurrency": 1})
+    first, second = (j["id"] for j in api.post(JOBS, [{"name": "n"}] * 2).body["jobs"])
+    assert [j["id"] for j in api.post(f"{JOBS}:claim", {"count": 2, "leaseMs": 600_000}).body["jobs"]] == [
+        first
+    ]
+    clock.advance(120_000)
+    bg.tick()
+    assert status(api, second) == ("PENDING", None), "its workers are busy with the name"
+    api.post(f"{JOBS}:report", {"id": first, "attempt": 1, "complete": {}})
+    bg.tick()
+    assert status(api, second) == ("FAILED", "not claimed within 1m"), (
+        "with room, it counts from its ready time"
+    )
+
+
+def test_jobs_of_a_key_with_room_fail_unclaimed_and_jobs_of_a_full_key_wait(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    """A keyed job nobody asks for fails like any other; one waiting behind its key's
+    running job waits on the key."""
+    api.patch("/v1/spaces/work", {"unclaimedMs": 60_000})
+    typo = api.post(JOBS, {"name": "typo", "concurrencyKey": "k"}).body["id"]
+    first, behind = (j["id"] for j in api.post(JOBS, [{"name": "n", "concurrencyKey": "k"}] * 2).body["jobs"])
+    assert [
+        j["id"]
+        for j in api.post(f"{JOBS}:claim", {"names": ["n"], "count": 2, "leaseMs": 600_000}).body["jobs"]
+    ] == [first]
+    fails_unclaimed_after(api, bg, clock, typo, 60_000, window="1m")
+    assert status(api, behind) == ("PENDING", None)
