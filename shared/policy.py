@@ -114,6 +114,9 @@ class SpacePolicies:
     own: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     spreads: Mapping[str, Spread] = field(default_factory=dict)
     """Each name's ready shards (`shared.spread`), read with its policy."""
+    job_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Each name's `jobDefaults` (`shared.defaults`), read with its policy: the create
+    that reads a name's policy finds its defaults in the same read."""
 
     def get(self, name: str) -> Policy:
         return merge(self.default, self.own.get(name))[0]
@@ -132,7 +135,8 @@ class SpacePolicies:
         named = {sk.removeprefix("name#"): item for sk, item in items.items() if sk.startswith("name#")}
         own = {name: item.get("policy") or {} for name, item in named.items()}
         spreads = {name: Spread.of(item) for name, item in named.items()}
-        return cls(settings.get("policy") or {}, own, spreads)
+        job_defaults = {name: item["jobDefaults"] for name, item in named.items() if item.get("jobDefaults")}
+        return cls(settings.get("policy") or {}, own, spreads, job_defaults)
 
 
 class Policies:

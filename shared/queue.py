@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from shared import limits, render, wire
+from shared import defaults, limits, render, wire
 from shared.callbacks import TargetPolicy
 from shared.clock import Clock
 from shared.errors import InvalidArgument, NotFound, ResourceExhausted
@@ -99,8 +99,13 @@ class Queue:
 
     # -- create ---------------------------------------------------------------
 
-    def create(self, space: str, requests: list[NewJob], *, batch: bool) -> list[Inserted]:
-        """Create jobs, all or none: every job is checked before anything is written."""
+    def create(
+        self, space: str, requests: list[NewJob], *, batch: bool, apply_defaults: bool = True
+    ) -> list[Inserted]:
+        """Create jobs, all or none: every job is checked before anything is written.
+
+        `apply_defaults=False` leaves the names' `jobDefaults` out (notification jobs: the
+        contract does not apply them there)."""
         now = self.clock.now_ms()
         settings = self.settings.get(space)
         cap = settings.max_in_flight
@@ -114,6 +119,8 @@ class Queue:
         policies = self.policies.space(space)
         for i, request in enumerate(requests):
             at = f"jobs[{i}]." if batch else ""
+            if apply_defaults:
+                request = defaults.fill(request, policies.job_defaults.get(request.name))
             aging_ms = policies.get(request.name).aging_ms
             width = policies.spread(request.name).width
             record = self._new_record(space, request, settings, now, at, aging_ms=aging_ms, width=width)
