@@ -156,7 +156,15 @@ def test_defaults_schema_keeps_the_job_fields_bounds() -> None:
     jobs = NewJob.model_json_schema()
     defaults = JobDefaults.model_json_schema()
     common = set(JobDefaults.model_fields) & set(NewJob.model_fields)
-    assert {"priority", "maxAttempts", "timeoutMs", "backoffMs", "backoff", "concurrencyKey", "delayMs"} <= common
+    assert {
+        "priority",
+        "maxAttempts",
+        "timeoutMs",
+        "backoffMs",
+        "backoff",
+        "concurrencyKey",
+        "delayMs",
+    } <= common
     for name in common:
         ours, theirs = dict(defaults["properties"][name]), dict(jobs["properties"][name])
         for schema in (ours, theirs):
