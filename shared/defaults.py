@@ -30,7 +30,9 @@ def patch_fields(patch: JobDefaults) -> dict[str, Any]:
     for name in FIELDS:
         if name in patch.model_fields_set:
             value = getattr(patch, name)
-            out[name] = value.model_dump(exclude_none=True) if hasattr(value, "model_dump") else value
+            if hasattr(value, "model_dump"):
+                value = value.model_dump(exclude_none=True) or None  # `backoff: {}` sets nothing
+            out[name] = value
     return out
 
 

@@ -117,10 +117,11 @@ class Queue:
         records: list[tuple[int, NewRecord]] = []
         first_with_key: dict[str, str] = {}
         policies = self.policies.space(space)
+        if apply_defaults:
+            # Before any check: a default is checked and resolved as if the creator sent it.
+            requests = [defaults.fill(r, policies.job_defaults.get(r.name)) for r in requests]
         for i, request in enumerate(requests):
             at = f"jobs[{i}]." if batch else ""
-            if apply_defaults:
-                request = defaults.fill(request, policies.job_defaults.get(request.name))
             aging_ms = policies.get(request.name).aging_ms
             width = policies.spread(request.name).width
             record = self._new_record(space, request, settings, now, at, aging_ms=aging_ms, width=width)

@@ -81,7 +81,7 @@ class SpaceStore:
         of different fields or names never undo each other. The name must be listed."""
         names = {"#d": "jobDefaults"}
         exists = "attribute_exists(pk)"
-        empty = {":empty": {}}
+        empty: dict[str, Any] = {":empty": {}}
         if fields is None:
             self.db.update(key, "SET #d = :empty", condition=exists, names=names, vals=empty)
             return

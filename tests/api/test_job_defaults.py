@@ -184,3 +184,8 @@ def test_notification_jobs_can_skip_the_defaults(rt: Runtime, api: Api) -> None:
     set_defaults(api, {"mail": {"priority": 9}})
     (made,) = rt.queue.create("defaults", [NewJob(name="mail")], batch=False, apply_defaults=False)
     assert job(api, made.id)["priority"] == 0
+
+
+def test_an_empty_backoff_default_sets_nothing(api: Api) -> None:
+    assert set_defaults(api, {"mail": {"backoff": {}, "priority": 1}}) == {"mail": {"priority": 1}}
+    assert job(api, api.created(SPACE, "mail"))["backoff"]["kind"] == "exponential"
