@@ -44,16 +44,17 @@ def shown(stored: Mapping[str, Any]) -> dict[str, Any]:
 def fill(request: NewJob, stored: Mapping[str, Any] | None) -> NewJob:
     """`request` with the options it left out (absent or null) taken from `stored`.
 
-    Typed by `NewJob` itself, so the filled request is the one a creator sending these
-    values would have made. A field this version's `NewJob` does not have yet is skipped
-    (the defaults schema may accept it first). `backoff` is filled part by part: a job's
+    Typed by the request's own model, so the filled request is the one a creator sending
+    these values would have made. A field that model does not have is skipped (the
+    defaults schema may accept it first). `backoff` is filled part by part: a job's
     `{"kind": "linear"}` keeps the name's `maxMs`."""
     if not stored:
         return request
+    model = type(request)
     sent = request.model_fields_set
     missing: dict[str, Any] = {}
     for name, value in stored.items():
-        if value is None or name not in NewJob.model_fields:
+        if value is None or name not in model.model_fields:
             continue
         excluded = EXCLUSIVE.get(name)
         if excluded is not None and getattr(request, excluded, None) is not None:
@@ -64,5 +65,5 @@ def fill(request: NewJob, stored: Mapping[str, Any] | None) -> NewJob:
             missing[name] = value
     if not missing:
         return request
-    typed = NewJob.model_validate({"name": request.name, **missing})
+    typed = model.model_validate({"name": request.name, **missing})
     return request.model_copy(update={name: getattr(typed, name) for name in missing})
