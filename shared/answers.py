@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 from pydantic.json_schema import SkipJsonSchema
 
-from shared.schema import LogLevel, Scope
+from shared.schema import Guarantee, LogLevel, Scope
 
 Status = Literal["PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"]
 Omitted = SkipJsonSchema[None]
@@ -315,6 +315,28 @@ class Diagnostics(Answer):
     """Every name with unfinished jobs or a policy of its own, by name."""
 
 
+class BackoffDefault(Answer):
+    """The parts of a backoff a name sets."""
+
+    kind: Literal["exponential", "linear", "constant"] | Omitted = omitted()
+    maxMs: int | Omitted = omitted()
+    jitter: bool | Omitted = omitted()
+
+
+class JobDefaults(Answer):
+    """The options a name's jobs take when their creator leaves them out: only those set."""
+
+    priority: int | Omitted = omitted()
+    maxAttempts: int | Omitted = omitted()
+    timeoutMs: int | Omitted = omitted()
+    backoffMs: int | Omitted = omitted()
+    backoff: BackoffDefault | Omitted = omitted()
+    guarantee: Guarantee | Omitted = omitted()
+    concurrencyKey: str | Omitted = omitted()
+    delayMs: int | Omitted = omitted()
+    expiresInMs: int | Omitted = omitted()
+
+
 class Space(Answer):
     """A space's settings in force, defaults filled in."""
 
@@ -334,6 +356,8 @@ class Space(Answer):
     failedRetentionMs: int
     policy: Policy
     """The default policy of the space's job names."""
+    jobDefaults: dict[str, JobDefaults]
+    """Defaults per job name, by name (names with none are left out)."""
     inFlight: int | None
     """Unfinished jobs created while the space had a `maxInFlight`; null while it has none
     (the count is kept only under a cap)."""

@@ -33,6 +33,8 @@ MAX_CLAIM_PAYLOAD_BYTES = 8 * MIB
 MAX_LIST_LIMIT = 1_000
 MAX_RETRY_AFTER_MS = DAY_MS
 MAX_DELAY_MS = YEAR_MS
+MAX_JOB_DEFAULTS_PER_PATCH = 100
+"""Job names whose defaults one PATCH of a space may change (each is a write or two)."""
 MAX_KEY_WINDOW_MS = DAY_MS
 MAX_LEASE_MS = 12 * HOUR_MS
 

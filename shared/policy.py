@@ -116,6 +116,9 @@ class SpacePolicies:
     """Each name's ready shards (`shared.spread`), read with its policy."""
     pause_changes: Mapping[str, int] = field(default_factory=dict)
     """When a pause was last set or lifted, by name ("" for the space's default)."""
+    job_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Each name's `jobDefaults` (`shared.defaults`), read with its policy: the create
+    that reads a name's policy finds its defaults in the same read."""
 
     def get(self, name: str) -> Policy:
         return merge(self.default, self.own.get(name))[0]
@@ -141,7 +144,8 @@ class SpacePolicies:
         changes = {name: int(item[PAUSE_CHANGED]) for name, item in named.items() if PAUSE_CHANGED in item}
         if PAUSE_CHANGED in settings:
             changes[""] = int(settings[PAUSE_CHANGED])
-        return cls(settings.get("policy") or {}, own, spreads, changes)
+        job_defaults = {name: item["jobDefaults"] for name, item in named.items() if item.get("jobDefaults")}
+        return cls(settings.get("policy") or {}, own, spreads, changes, job_defaults)
 
 
 class Policies:

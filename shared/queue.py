@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from shared import limits, render, wire
+from shared import defaults, limits, render, wire
 from shared.callbacks import TargetPolicy
 from shared.clock import Clock
 from shared.errors import InvalidArgument, NotFound, ResourceExhausted
@@ -99,8 +99,13 @@ class Queue:
 
     # -- create ---------------------------------------------------------------
 
-    def create(self, space: str, requests: list[NewJob], *, batch: bool) -> list[Inserted]:
-        """Create jobs, all or none: every job is checked before anything is written."""
+    def create(
+        self, space: str, requests: list[NewJob], *, batch: bool, apply_defaults: bool = True
+    ) -> list[Inserted]:
+        """Create jobs, all or none: every job is checked before anything is written.
+
+        `apply_defaults=False` leaves the names' `jobDefaults` out (notification jobs: the
+        contract does not apply them there)."""
         now = self.clock.now_ms()
         settings = self.settings.get(space)
         cap = settings.max_in_flight
@@ -112,6 +117,9 @@ class Queue:
         records: list[tuple[int, NewRecord]] = []
         first_with_key: dict[str, str] = {}
         policies = self.policies.space(space)
+        if apply_defaults:
+            # Before any check: a default is checked and resolved as if the creator sent it.
+            requests = [defaults.fill(r, policies.job_defaults.get(r.name)) for r in requests]
         for i, request in enumerate(requests):
             at = f"jobs[{i}]." if batch else ""
             aging_ms = policies.get(request.name).aging_ms

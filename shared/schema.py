@@ -261,6 +261,29 @@ class PolicyPatch(Body):
     agingIntervalMs: Annotated[int, Field(ge=limits.SECOND_MS, le=limits.DAY_MS)] | None = None
 
 
+Guarantee = Literal["AT_LEAST_ONCE", "AT_MOST_ONCE"]
+
+
+class JobDefaults(Body):
+    """Options for the jobs of one name that their creator leaves out (a space's
+    `jobDefaults`). Each field has the job field's own bounds, so a default is always a
+    value the creator could have sent. In a PATCH, a field left out keeps its value and
+    `null` removes it (the space's setting, or the built-in default, applies again)."""
+
+    priority: Annotated[int, Field(ge=-1_000, le=1_000)] | None = None
+    maxAttempts: Annotated[int, Field(ge=1, le=1_000)] | None = None
+    timeoutMs: Annotated[int, Field(ge=1_000, le=43_200_000)] | None = None
+    backoffMs: Annotated[int, Field(ge=0, le=limits.DAY_MS)] | None = None
+    backoff: BackoffSpec | None = None
+    """Replaced whole; a part left out of it is the job's, or else the space's."""
+    guarantee: Guarantee | None = None
+    concurrencyKey: Annotated[str, Field(min_length=1, max_length=256)] | None = None
+    delayMs: Annotated[int, Field(ge=0, le=limits.MAX_DELAY_MS)] | None = None
+    """Not applied to a job that sends `runAtMs`."""
+    expiresInMs: Annotated[int, Field(ge=1, le=limits.YEAR_MS)] | None = None
+    """Not applied to a job that sends `expiresAtMs`."""
+
+
 class SettingsPatch(Body):
     """A PATCH of a space's settings: a field given as null goes back to its default
     (for `unclaimedMs` and `maxInFlight`, null means off)."""
@@ -278,6 +301,12 @@ class SettingsPatch(Body):
     failedRetentionMs: Annotated[int, Field(ge=0, le=limits.YEAR_MS)] | None = None
     policy: PolicyPatch | None = None
     """The space's default policy, merged field by field; null: back to the built-in one."""
+    jobDefaults: (
+        Annotated[dict[JobName, JobDefaults | None], Field(max_length=limits.MAX_JOB_DEFAULTS_PER_PATCH)]
+        | None
+    ) = None
+    """Defaults per job name, merged name by name and field by field: a name given as null
+    loses all its defaults; `jobDefaults: null` clears every name's."""
 
 
 def dump_json(value: Any) -> bytes:

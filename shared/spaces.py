@@ -6,12 +6,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from shared import limits
+from shared import defaults, limits
 from shared.clock import Clock, Recent
 from shared.errors import NotFound
 from shared.machine import Backoff, BackoffKind, Retention
 from shared.policy import Policy, patch_fields
-from shared.schema import SettingsPatch
+from shared.schema import JobDefaults, SettingsPatch
 from shared.store import keys
 from shared.store.dynamo import Item
 from shared.store.spaces import SpaceStore
@@ -91,8 +91,8 @@ def stored_changes(patch: SettingsPatch, current: Item | None) -> dict[str, Any]
     changes: dict[str, Any] = {}
     for field in patch.model_fields_set:
         value = getattr(patch, field)
-        if field == "policy":
-            continue  # kept field by field: SpaceSettings.patch
+        if field in ("policy", "jobDefaults"):
+            continue  # kept field by field (jobDefaults on the names' items): SpaceSettings.patch
         if field == "backoff":
             merged = dict((current or {}).get("backoff", {}))
             if value is not None:
@@ -132,14 +132,41 @@ class SpaceSettings:
             self.store.in_flight(items.get("inflight")) if settings.max_in_flight is not None else None
         )
         policy = Policy.of((items.get("settings") or {}).get("policy") or {})
-        return {"space": space, **settings.render(), "policy": policy.render(), "inFlight": in_flight}
+        return {
+            "space": space,
+            **settings.render(),
+            "policy": policy.render(),
+            "jobDefaults": job_defaults(items),
+            "inFlight": in_flight,
+        }
 
     def patch(self, space: str, patch: SettingsPatch) -> dict[str, Any]:
         self.store.write_settings(space, stored_changes(patch, self.store.settings(space)))
         if "policy" in patch.model_fields_set:
             fields = patch_fields(patch.policy) if patch.policy is not None else None
             self.store.write_policy(keys.settings(space), fields, self.clock.now_ms())
+        if "jobDefaults" in patch.model_fields_set:
+            self._patch_job_defaults(space, patch.jobDefaults)
         self._cache.forget(space)
         if self.on_write is not None:
             self.on_write(space)
         return self.describe(space)
+
+    def _patch_job_defaults(self, space: str, patch: dict[str, JobDefaults | None] | None) -> None:
+        """Each name's defaults on its own item (listed first if new, as a policy's name)."""
+        if patch is None:
+            patch = dict.fromkeys(job_defaults(self.store.whole(space)))
+        self.store.register_names(space, set(patch), self.clock.now_ms())
+        for name, fields in patch.items():
+            stored = defaults.patch_fields(fields) if fields is not None else None
+            self.store.write_job_defaults(keys.job_name(space, name), stored)
+
+
+def job_defaults(items: dict[str, Item]) -> dict[str, dict[str, Any]]:
+    """The names' defaults as the API shows them, from the space's partition (by sort
+    key), names without any left out."""
+    found = {}
+    for sk, item in sorted(items.items()):
+        if sk.startswith("name#") and (fields := defaults.shown(item.get("jobDefaults") or {})):
+            found[sk.removeprefix("name#")] = fields
+    return found

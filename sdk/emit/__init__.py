@@ -50,6 +50,7 @@ from emit.models import (
 )
 from emit.names import NameDiagnostics, Policy, Rate
 from emit.signature import sign, verify_signature
+from emit.spaces import JobDefaults
 from emit.transport import VERSION as __version__
 from emit.worker import Worker
 
@@ -66,6 +67,7 @@ __all__ = [
     "Internal",
     "InvalidArgument",
     "Job",
+    "JobDefaults",
     "JobStatus",
     "Line",
     "LogLevel",

@@ -86,6 +86,32 @@ class SpaceStore:
             sets.append(f"#p.#f{i} = :v{i}")
         self.db.update(key, "SET " + ", ".join(sets) + pause, condition=exists, names=names, vals=vals)
 
+    def write_job_defaults(self, key: dict[str, str], fields: dict[str, Any] | None) -> None:
+        """Set (None values: remove) fields of the `jobDefaults` map on a name item; None
+        clears them all. As `write_policy`: no read, each field at its own path, so PATCHes
+        of different fields or names never undo each other. The name must be listed."""
+        names = {"#d": "jobDefaults"}
+        exists = "attribute_exists(pk)"
+        empty: dict[str, Any] = {":empty": {}}
+        if fields is None:
+            self.db.update(key, "SET #d = :empty", condition=exists, names=names, vals=empty)
+            return
+        self.db.update(key, "SET #d = if_not_exists(#d, :empty)", condition=exists, names=names, vals=empty)
+        sets, removes, vals = [], [], {}
+        for i, (field, value) in enumerate(fields.items()):
+            names[f"#f{i}"] = field
+            if value is None:
+                removes.append(f"#d.#f{i}")
+            else:
+                vals[f":v{i}"] = value
+                sets.append(f"#d.#f{i} = :v{i}")
+        if not sets and not removes:
+            return
+        expression = ("SET " + ", ".join(sets) if sets else "") + (
+            " REMOVE " + ", ".join(removes) if removes else ""
+        )
+        self.db.update(key, expression.strip(), condition=exists, names=names, vals=vals or None)
+
     def whole(self, space: str) -> dict[str, Item]:
         """Every item of the space's own partition (settings, in-flight count, names), by
         sort key, in one query; empty when the space does not exist."""
