@@ -6,11 +6,13 @@ import math
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from shared.machine import Backoff, Callback, Hold, Job, JobStatus, Place, Progress, Transition
+from shared.machine import AT_LEAST_ONCE, Backoff, Callback, Hold, Job, JobStatus, Place, Progress, Transition
 from shared.store import keys
 from shared.store.dynamo import Item
 from shared.store.table import LISTING_PARTITION
 
+GUARANTEE = "guarantee"
+"""The job item's guarantee, present only when not AT_LEAST_ONCE."""
 HOLDS = "holds"
 """The job item's string set of the holds it has (`shared.machine.Hold` tags)."""
 
@@ -93,6 +95,8 @@ def job_item(
         item["key"] = job.key
     if job.concurrency_key is not None:
         item["concurrencyKey"] = job.concurrency_key
+    if job.guarantee != AT_LEAST_ONCE:
+        item[GUARANTEE] = job.guarantee  # the default is left out: most items stay as small
     if job.callback is not None:
         item["callback"] = {"url": job.callback.url, "headers": job.callback.headers}
     return item
@@ -124,6 +128,7 @@ def job_from_item(
         key=item.get("key"),
         priority=item.get("priority", 0),
         concurrency_key=item.get("concurrencyKey"),
+        guarantee=item.get(GUARANTEE, AT_LEAST_ONCE),
         progress=Progress(progress["percent"], progress.get("message")) if progress else None,
         callback=Callback(callback["url"], callback.get("headers", {})) if callback else None,
         error=error,
@@ -203,6 +208,9 @@ class UpdateBuilder:
 
     def require(self, attribute: str, op: str, value: Any) -> None:
         self.conditions.append(f"{self._name(attribute)} {op} {self._value(value)}")
+
+    def require_absent(self, attribute: str) -> None:
+        self.conditions.append(f"attribute_not_exists({self._name(attribute)})")
 
     def require_in(self, attribute: str, options: list[Any]) -> None:
         placeholders = ", ".join(self._value(v) for v in options)
@@ -292,4 +300,8 @@ def transition_update(
         update.require("leaseUntilMs", "<=", guard.lease_at_most_ms)
     if guard.lease_ended_by_ms is not None:
         update.require("leaseUntilMs", "<=", guard.lease_ended_by_ms)
+    if guard.guarantee == AT_LEAST_ONCE:
+        update.require_absent(GUARANTEE)
+    elif guard.guarantee is not None:
+        update.require(GUARANTEE, "=", guard.guarantee)
     return update
