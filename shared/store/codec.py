@@ -6,7 +6,18 @@ import math
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from shared.machine import AT_LEAST_ONCE, Backoff, Callback, Hold, Job, JobStatus, Place, Progress, Transition
+from shared.machine import (
+    AT_LEAST_ONCE,
+    Backoff,
+    Callback,
+    Guard,
+    Hold,
+    Job,
+    JobStatus,
+    Place,
+    Progress,
+    Transition,
+)
 from shared.store import keys
 from shared.store.dynamo import Item
 from shared.store.table import LISTING_PARTITION
@@ -291,6 +302,12 @@ def transition_update(
     if due is not None:
         update.conditions.append(f"attribute_{'exists' if callback else 'not_exists'}(#callback)")
         update.names["#callback"] = "callback"
+    _guard(update, guard)
+    return update
+
+
+def _guard(update: UpdateBuilder, guard: Guard) -> None:
+    """The guard's conditions on the job's own item."""
     update.require_in("status", sorted(s.value for s in guard.statuses))
     if guard.attempt is not None:
         update.require("attempt", "=", guard.attempt)
@@ -304,4 +321,3 @@ def transition_update(
         update.require_absent(GUARANTEE)
     elif guard.guarantee is not None:
         update.require(GUARANTEE, "=", guard.guarantee)
-    return update
