@@ -14,6 +14,7 @@ from infra.constructs.data import Data
 from infra.constructs.functions import Functions
 from infra.constructs.monitoring import Monitoring
 from infra.constructs.triggers import Triggers
+from shared.machine import FINAL
 
 _JOB = {"pk": {"S": [{"prefix": "J#"}]}}
 STREAM_FILTERS = [
@@ -24,7 +25,7 @@ STREAM_FILTERS = [
                 "Keys": _JOB,
                 "OldImage": {"status": {"S": ["PENDING", "RUNNING"]}},
                 "NewImage": {
-                    "status": {"S": ["COMPLETED", "FAILED", "CANCELLED"]},
+                    "status": {"S": sorted(s.value for s in FINAL)},
                     "callback": {"M": {"url": {"S": [{"exists": True}]}}},
                 },
             }

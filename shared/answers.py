@@ -19,7 +19,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from shared.schema import Guarantee, LogLevel, Scope
 
-Status = Literal["PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"]
+Status = Literal["PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "STALLED"]
 Omitted = SkipJsonSchema[None]
 """For a field the answer leaves out rather than showing null."""
 Number = Annotated[int | float, WithJsonSchema({"type": "number"})]
@@ -141,6 +141,9 @@ class JobSummary(Answer):
     priority: int
     """-1,000 to 1,000, higher first."""
     concurrencyKey: str | None
+    guarantee: Guarantee
+    """AT_MOST_ONCE: never handed out again once an attempt may have started (a lease that
+    ends moves it to STALLED)."""
     createdAtMs: int
     runAtMs: int
     finishedAtMs: int | None
@@ -189,6 +192,9 @@ class Claimed(Answer):
     name: str
     payload: Any
     leaseUntilMs: MsString
+    guarantee: Literal["AT_MOST_ONCE"] | Omitted = omitted()
+    """Shown for an AT_MOST_ONCE job only: a worker must not give it back (release) once its
+    handler has started, nor run it again."""
 
 
 class ClaimedJobs(Answer):

@@ -12,6 +12,7 @@ transition that lost a race (another worker, a cancel, a late report) changes no
        └──── release ─────┘
     pending | running ──cancel──▶ cancelled
     running, lease ended ──expire──▶ pending (attempts left) or failed      (the clock)
+    running AT_MOST_ONCE, lease ended ──stall──▶ stalled                     (the clock)
     pending, claimable for the whole window ──unclaimed──▶ failed          (the clock)
 
 A pending job waits in one of two places (`Place`): *due*, claimable now, kept in its
@@ -33,6 +34,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 BackoffKind = Literal["exponential", "linear", "constant"]
+Guarantee = Literal["AT_LEAST_ONCE", "AT_MOST_ONCE"]
+AT_LEAST_ONCE: Guarantee = "AT_LEAST_ONCE"
+AT_MOST_ONCE: Guarantee = "AT_MOST_ONCE"
+"""A job that must never run twice: once an attempt of it may have started, no path hands
+it out again. Only the worker's own word puts it back (a reported failure with attempts
+left, a release); a lease that ends without one stalls it (`stall`)."""
 
 
 class JobStatus(enum.StrEnum):
@@ -54,12 +61,18 @@ class JobStatus(enum.StrEnum):
     CANCELLED = "CANCELLED"
     """Final: cancelled before it finished."""
 
+    STALLED = "STALLED"
+    """Final: an AT_MOST_ONCE job whose lease ended without a report. Its attempt may have
+    run, or may not: handing it out again could run it twice, so it is never retried."""
+
     @property
     def is_final(self) -> bool:
         return self in FINAL
 
 
-FINAL = frozenset({JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELLED})
+FINAL = frozenset({JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELLED, JobStatus.STALLED})
+KEPT_AS_FAILED = frozenset({JobStatus.FAILED, JobStatus.STALLED})
+"""Finished jobs kept for the space's `failedRetentionMs` (the rest: `completedRetentionMs`)."""
 UNFINISHED = frozenset({JobStatus.PENDING, JobStatus.RUNNING})
 
 
@@ -149,7 +162,7 @@ class Retention:
     failed_ms: int
 
     def purge_at(self, status: JobStatus, finished_at_ms: int) -> int:
-        keep = self.failed_ms if status == JobStatus.FAILED else self.completed_ms
+        keep = self.failed_ms if status in KEPT_AS_FAILED else self.completed_ms
         return finished_at_ms + keep
 
 
@@ -175,6 +188,7 @@ class Job:
     key: str | None = None
     priority: int = 0
     concurrency_key: str | None = None
+    guarantee: Guarantee = AT_LEAST_ONCE
     progress: Progress | None = None
     callback: Callback | None = None
     error: str | None = None
@@ -196,6 +210,9 @@ class Guard:
     """A touch never shortens a lease: the stored lease must not be later than the new one."""
     lease_ended_by_ms: int | None = None
     """The lease must have ended by then (it may have been renewed since it was filed)."""
+    guarantee: Guarantee | None = None
+    """The job's guarantee must be this one: the item, not the read that chose the
+    transition, decides between a retry and a stall."""
 
 
 HoldKind = Literal["space", "name", "key"]
@@ -403,7 +420,11 @@ def release(*, attempt: int, now_ms: int, priority: int, aging_ms: int) -> Trans
 def give_back(job: Job, *, now_ms: int, aging_ms: int) -> Transition:
     """Undo a claim whose job never reached a worker (its claim's answer was full): pending
     again at the attempt before, ready since it could first run (so still ahead of the jobs
-    it was chosen before), as if it had not been claimed."""
+    it was chosen before), as if it had not been claimed.
+
+    Safe for an AT_MOST_ONCE job too: it is given back before the answer is sent, so no
+    attempt of it can have started. A claim whose answer is lost after it was sent is
+    not given back: its lease ends and the job stalls (`stall`)."""
     # Never before its creation: the never-claimed window counts from the ready time.
     ready = max(job.run_at_ms, job.created_at_ms)
     return Transition(
@@ -436,8 +457,13 @@ LEASE_EXPIRED = "lease expired"
 
 
 def expire(job: Job, *, now_ms: int, rand: float, retention: Retention, aging_ms: int) -> Transition:
-    """The lease ran out without a report: the attempt counts as failed."""
-    guard = Guard(statuses=RUNNING_ONLY, attempt=job.attempt, lease_ended_by_ms=now_ms)
+    """The lease ran out without a report: the attempt counts as failed. For an AT_MOST_ONCE
+    job the attempt may have run, so it is never retried: it stalls (`stall`)."""
+    if job.guarantee == AT_MOST_ONCE:
+        return stall(job, now_ms=now_ms, retention=retention)
+    guard = Guard(
+        statuses=RUNNING_ONLY, attempt=job.attempt, lease_ended_by_ms=now_ms, guarantee=AT_LEAST_ONCE
+    )
     transition = fail(
         job,
         now_ms=now_ms,
@@ -450,6 +476,24 @@ def expire(job: Job, *, now_ms: int, rand: float, retention: Retention, aging_ms
         guard=guard,
     )
     return dataclasses.replace(transition, name="expire", guard=guard)
+
+
+def stall(job: Job, *, now_ms: int, retention: Retention) -> Transition:
+    """An AT_MOST_ONCE job's lease ran out without a report: final, whatever attempts are
+    left. Its guard is expire's (the same attempt, still running, its lease over) and the
+    stored guarantee, so a tick delivered twice, or one that raced a report, changes
+    nothing; the failure is counted as expire counts it."""
+    return Transition(
+        name="stall",
+        guard=Guard(
+            statuses=RUNNING_ONLY, attempt=job.attempt, lease_ended_by_ms=now_ms, guarantee=AT_MOST_ONCE
+        ),
+        to=JobStatus.STALLED,
+        changes=_finish(JobStatus.STALLED, now_ms, retention)
+        | {"failures": job.failures + 1, "error": LEASE_EXPIRED},
+        callback_due_ms=now_ms + CALLBACK_GRACE_MS,
+        has_callback=job.callback is not None,
+    )
 
 
 def unclaimed(*, now_ms: int, window_ms: int, retention: Retention) -> Transition:

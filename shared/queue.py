@@ -19,6 +19,7 @@ from shared.clock import Clock
 from shared.errors import InvalidArgument, NotFound, ResourceExhausted
 from shared.ids import IdGenerator, is_ulid
 from shared.machine import (
+    AT_LEAST_ONCE,
     Backoff,
     Callback,
     Job,
@@ -241,6 +242,7 @@ class Queue:
             key=request.key,
             priority=request.priority,
             concurrency_key=request.concurrencyKey,
+            guarantee=request.guarantee or AT_LEAST_ONCE,
             callback=Callback(request.callback.url, request.callback.headers) if request.callback else None,
         )
         assert job.ready_at_ms is not None

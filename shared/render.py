@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from shared import answers
-from shared.machine import Job, JobStatus
+from shared.machine import AT_MOST_ONCE, Job, JobStatus
 
 A = TypeVar("A", bound=answers.Answer)
 
@@ -42,6 +42,7 @@ def job(
         "key": j.key,
         "priority": j.priority,
         "concurrencyKey": j.concurrency_key,
+        "guarantee": j.guarantee,
         "createdAtMs": j.created_at_ms,
         "runAtMs": j.run_at_ms,
         "finishedAtMs": j.finished_at_ms,
@@ -92,8 +93,9 @@ def delivery(item: dict[str, Any] | None) -> answers.Delivery:
 
 
 def claimed(j: Job, payload: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = {"guarantee": j.guarantee} if j.guarantee == AT_MOST_ONCE else {}
     return answers.Claimed(
-        id=j.id, attempt=j.attempt, name=j.name, payload=payload, leaseUntilMs=str(j.lease_until_ms)
+        id=j.id, attempt=j.attempt, name=j.name, payload=payload, leaseUntilMs=str(j.lease_until_ms), **fields
     ).shown()
 
 

@@ -135,6 +135,9 @@ class NewJob(Body):
     """Higher first; with aging, a job that waited long enough goes before newer higher ones."""
     concurrencyKey: Annotated[str, Field(min_length=1, max_length=256)] | None = None
     """Jobs sharing a key share the name's per-key limits."""
+    guarantee: Literal["AT_LEAST_ONCE", "AT_MOST_ONCE"] | None = None
+    """AT_LEAST_ONCE (the default): a lease that ends retries the job. AT_MOST_ONCE: never
+    handed out again once an attempt may have started; a lease that ends stalls it."""
 
     @model_validator(mode="after")
     def _one_start_time(self) -> NewJob:

@@ -37,6 +37,8 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_FAILED = 3
 EXIT_CANCELLED = 4
+EXIT_STALLED = 5
+"""An at-most-once job whose lease ended without a report: it may or may not have run."""
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -145,7 +147,7 @@ def jobs_follow(args: argparse.Namespace) -> int:
             view.close()
     if last is None or last.status == "completed":
         return 0
-    return EXIT_FAILED if last.status == "failed" else EXIT_CANCELLED
+    return {"failed": EXIT_FAILED, "stalled": EXIT_STALLED}.get(last.status, EXIT_CANCELLED)
 
 
 def _show_policy(args: argparse.Namespace, policy: Policy) -> int:
@@ -322,7 +324,9 @@ def _parser() -> argparse.ArgumentParser:
     get.add_argument("id")
     listing = _leaf(jobs, "list", jobs_list, in_space, "list jobs, newest first")
     listing.add_argument(
-        "--status", type=str.lower, choices=["pending", "running", "completed", "failed", "cancelled"]
+        "--status",
+        type=str.lower,
+        choices=["pending", "running", "completed", "failed", "cancelled", "stalled"],
     )
     listing.add_argument("--name", help="only jobs of this name")
     listing.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")

@@ -152,6 +152,8 @@ class FollowView:
             self.out.write(f"completed: {compact(job.result)}\n")
         elif job.status == "failed":
             self.out.write(f"failed: {job.error or 'no error given'}\n")
+        elif job.status == "stalled":
+            self.out.write(f"stalled: {job.error or 'no error given'} (at most once: not retried)\n")
         else:
             self.out.write("cancelled\n")
 

@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from emit.models import LOG_LEVELS
+from emit.models import LOG_LEVELS, Guarantee
 
 P = TypeVar("P")
 
@@ -46,12 +46,23 @@ class HeldJob(Generic[P]):
     handler does afterwards is dropped.
     """
 
-    def __init__(self, *, id: str, name: str, attempt: int, payload: P, space: str) -> None:
+    def __init__(
+        self,
+        *,
+        id: str,
+        name: str,
+        attempt: int,
+        payload: P,
+        space: str,
+        guarantee: Guarantee = "at_least_once",
+    ) -> None:
         self.id = id
         self.name = name
         self.attempt = attempt
         self.payload = payload
         self.space = space
+        self.guarantee: Guarantee = guarantee
+        """`at_most_once`: once the handler has started, the worker never gives the job back."""
         self.signal = threading.Event()
         self.stop_reason: str | None = None
         """Why `signal` was set: `finished` (cancelled, or finished elsewhere), `stale`,

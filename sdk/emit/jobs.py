@@ -19,6 +19,7 @@ from emit.models import (
     Claimed,
     Created,
     Event,
+    Guarantee,
     Job,
     JobStatus,
     Line,
@@ -58,12 +59,15 @@ class Jobs:
         callback: Callback | None = None,
         priority: int | None = None,
         concurrency_key: str | None = None,
+        guarantee: Guarantee | None = None,
     ) -> Created:
         """Create one job. With a `key`, a repeat answers the earlier job (`duplicate`), so
         the call is also safe to send again after a lost answer, and the SDK does.
 
         `priority` (-1,000 to 1,000, higher first) places it in its name's order of hand-out;
-        jobs sharing a `concurrency_key` share the name's per-key limits."""
+        jobs sharing a `concurrency_key` share the name's per-key limits. `guarantee=
+        "at_most_once"` never hands the job out again once an attempt may have started: a
+        lease that ends without a report moves it to `stalled`."""
         job = NewJob(
             name,
             payload,
@@ -77,6 +81,7 @@ class Jobs:
             callback=callback,
             priority=priority,
             concurrency_key=concurrency_key,
+            guarantee=guarantee,
         )
         answer = self._transport.call("POST", self._path(), body=job.to_api(), repeatable=key is not None)
         return Created.from_api(answer)

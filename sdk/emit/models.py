@@ -13,8 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-JobStatus = Literal["pending", "running", "completed", "failed", "cancelled"]
-FINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+JobStatus = Literal["pending", "running", "completed", "failed", "cancelled", "stalled"]
+FINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "cancelled", "stalled"})
+Guarantee = Literal["at_least_once", "at_most_once"]
+"""`at_most_once`: never handed out again once an attempt may have started; a lease that
+ends without a report moves it to `stalled` instead of retrying it."""
 LogLevel = Literal["trace", "debug", "info", "warn", "error", "fatal"]
 LOG_LEVELS: tuple[str, ...] = ("trace", "debug", "info", "warn", "error", "fatal")
 Scope = Literal["create", "read", "work", "admin"]
@@ -60,6 +63,8 @@ class NewJob:
     """-1,000 to 1,000, higher first (0 when left out)."""
     concurrency_key: str | None = None
     """Jobs sharing a key share their name's per-key limits."""
+    guarantee: Guarantee | None = None
+    """`at_least_once` when left out (or the defaults the space sets for the name)."""
 
     def to_api(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "payload": self.payload}
@@ -76,6 +81,7 @@ class NewJob:
             ),
             "priority": self.priority,
             "concurrencyKey": self.concurrency_key,
+            "guarantee": self.guarantee.upper() if self.guarantee else None,
         }
         out.update((k, v) for k, v in options.items() if v is not None)
         return out
@@ -160,6 +166,7 @@ class Job:
     event_count: int = 0
     priority: int = 0
     concurrency_key: str | None = None
+    guarantee: Guarantee = "at_least_once"
     waiting_on: WaitingOn | None = None
     """Pending (`get` only): why it is not running yet."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -202,6 +209,7 @@ class Job:
             event_count=data.get("eventCount", 0),
             priority=data.get("priority", 0),
             concurrency_key=data.get("concurrencyKey"),
+            guarantee=cast(Guarantee, str(data.get("guarantee", "AT_LEAST_ONCE")).lower()),
             waiting_on=WaitingOn.from_api(data["waitingOn"]) if data.get("waitingOn") else None,
             raw=dict(data),
         )
@@ -280,6 +288,8 @@ class Claimed:
     name: str
     payload: Any
     lease_until_ms: int
+    guarantee: Guarantee = "at_least_once"
+    """`at_most_once`: once its handler has started, never give it back (release)."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -290,6 +300,7 @@ class Claimed:
             name=data["name"],
             payload=data.get("payload"),
             lease_until_ms=int(data["leaseUntilMs"]),
+            guarantee=cast(Guarantee, str(data.get("guarantee", "AT_LEAST_ONCE")).lower()),
             raw=dict(data),
         )
 

@@ -16,8 +16,12 @@ every hold and sends what handlers report. What a handler does decides the outco
 **Shutdown.** On SIGTERM or SIGINT (or `stop()`), the worker stops claiming, lets
 running handlers finish for up to `grace` seconds, then tells the rest to stop and
 releases their jobs, so another worker takes them at once instead of after their lease.
-A claim still waiting is let finish rather than dropped: a claim whose answer is lost
-strands its jobs until their leases end. A second signal stops at once.
+An `at_most_once` job whose handler has started is never released (another worker
+would run it a second time): it is failed for good, saying the worker stopped. Told
+handlers get a few seconds more to return (what they return then is dropped), so the
+process does not exit under them mid-step. A claim still waiting is let finish rather
+than dropped: a claim whose answer is lost strands its jobs until their leases end. A
+second signal stops at once.
 """
 
 from __future__ import annotations
@@ -55,6 +59,11 @@ MIN_LEASE_S = 1.0
 MAX_LEASE_S = 43_200.0
 FLUSH_TIMEOUT_S = 10.0
 """How long shutdown waits for its last reports (releases among them) to be answered."""
+TOLD_TIMEOUT_S = 5.0
+"""How long shutdown waits, once it has told the handlers still running to stop, for them
+to return: a plain handler's thread cannot be stopped from outside, only let finish."""
+WORKER_STOPPED = "the worker stopped before the handler finished (at most once: not retried)"
+"""The error an `at_most_once` job whose handler was cut short by shutdown fails with."""
 
 
 class Worker:
@@ -203,6 +212,7 @@ class Worker:
             attempt=claimed.attempt,
             payload=claimed.payload,
             space=client.space or "",
+            guarantee=claimed.guarantee,
         )
         lease, remaining, touch = self._lease_of(claimed, received[0])
         key = (claimed.id, claimed.attempt)
@@ -286,16 +296,28 @@ class Worker:
         return {"complete": {"result": result}}
 
     async def _drain(self, reporter: Reporter, clock: Clock) -> None:
-        """Give running handlers the grace period, then stop and release the rest."""
+        """Give running handlers the grace period, then stop the rest and release their jobs
+        (an `at_most_once` job whose handler started fails for good instead), and give the
+        told handlers a bounded while to return."""
         if self._running and not self._forced.is_set():
             waiting = asyncio.gather(*self._running.values(), return_exceptions=True)
             await _first(asyncio.shield(waiting), clock.wait(self.grace), self._forced.wait())
         for hold in reporter.holds():
             if hold.ended:
                 continue
-            log.info("job %s attempt %s: releasing it (shutting down)", hold.job.id, hold.job.attempt)
-            self._lost((hold.job.id, hold.job.attempt), hold.job, "shutdown")
-            reporter.end(hold, {"release": {}})
+            key = (hold.job.id, hold.job.attempt)
+            started = key in self._running
+            self._lost(key, hold.job, "shutdown")
+            if started and hold.job.guarantee == "at_most_once":
+                log.warning("job %s attempt %s: failing it (at most once; shutting down)", *key)
+                reporter.end(hold, {"fail": {"error": WORKER_STOPPED, "unrecoverable": True}})
+            else:
+                log.info("job %s attempt %s: releasing it (shutting down)", *key)
+                reporter.end(hold, {"release": {}})
+        if self._running and not self._forced.is_set():
+            # Their last words are said (released or failed): whatever they return is dropped.
+            told = asyncio.gather(*self._running.values(), return_exceptions=True)
+            await _first(asyncio.shield(told), clock.wait(TOLD_TIMEOUT_S), self._forced.wait())
 
     def _reporter_ended(self, task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:

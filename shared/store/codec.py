@@ -6,11 +6,24 @@ import math
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from shared.machine import Backoff, Callback, Hold, Job, JobStatus, Place, Progress, Transition
+from shared.machine import (
+    AT_LEAST_ONCE,
+    Backoff,
+    Callback,
+    Guard,
+    Hold,
+    Job,
+    JobStatus,
+    Place,
+    Progress,
+    Transition,
+)
 from shared.store import keys
 from shared.store.dynamo import Item
 from shared.store.table import LISTING_PARTITION
 
+GUARANTEE = "guarantee"
+"""The job item's guarantee, present only when not AT_LEAST_ONCE."""
 HOLDS = "holds"
 """The job item's string set of the holds it has (`shared.machine.Hold` tags)."""
 
@@ -93,6 +106,8 @@ def job_item(
         item["key"] = job.key
     if job.concurrency_key is not None:
         item["concurrencyKey"] = job.concurrency_key
+    if job.guarantee != AT_LEAST_ONCE:
+        item[GUARANTEE] = job.guarantee  # the default is left out: most items stay as small
     if job.callback is not None:
         item["callback"] = {"url": job.callback.url, "headers": job.callback.headers}
     return item
@@ -124,6 +139,7 @@ def job_from_item(
         key=item.get("key"),
         priority=item.get("priority", 0),
         concurrency_key=item.get("concurrencyKey"),
+        guarantee=item.get(GUARANTEE, AT_LEAST_ONCE),
         progress=Progress(progress["percent"], progress.get("message")) if progress else None,
         callback=Callback(callback["url"], callback.get("headers", {})) if callback else None,
         error=error,
@@ -204,6 +220,9 @@ class UpdateBuilder:
     def require(self, attribute: str, op: str, value: Any) -> None:
         self.conditions.append(f"{self._name(attribute)} {op} {self._value(value)}")
 
+    def require_absent(self, attribute: str) -> None:
+        self.conditions.append(f"attribute_not_exists({self._name(attribute)})")
+
     def require_in(self, attribute: str, options: list[Any]) -> None:
         placeholders = ", ".join(self._value(v) for v in options)
         self.conditions.append(f"{self._name(attribute)} IN ({placeholders})")
@@ -283,6 +302,12 @@ def transition_update(
     if due is not None:
         update.conditions.append(f"attribute_{'exists' if callback else 'not_exists'}(#callback)")
         update.names["#callback"] = "callback"
+    _guard(update, guard)
+    return update
+
+
+def _guard(update: UpdateBuilder, guard: Guard) -> None:
+    """The guard's conditions on the job's own item."""
     update.require_in("status", sorted(s.value for s in guard.statuses))
     if guard.attempt is not None:
         update.require("attempt", "=", guard.attempt)
@@ -292,4 +317,7 @@ def transition_update(
         update.require("leaseUntilMs", "<=", guard.lease_at_most_ms)
     if guard.lease_ended_by_ms is not None:
         update.require("leaseUntilMs", "<=", guard.lease_ended_by_ms)
-    return update
+    if guard.guarantee == AT_LEAST_ONCE:
+        update.require_absent(GUARANTEE)
+    elif guard.guarantee is not None:
+        update.require(GUARANTEE, "=", guard.guarantee)

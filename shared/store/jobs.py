@@ -19,11 +19,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared import limits
-from shared.machine import MAX_PRIORITY, Hold, Job, JobStatus, Place, Take, Transition, hand_out_order
+from shared.machine import (
+    AT_LEAST_ONCE,
+    MAX_PRIORITY,
+    Hold,
+    Job,
+    JobStatus,
+    Place,
+    Take,
+    Transition,
+    hand_out_order,
+)
 from shared.machine import claim as claim_transition
 from shared.store import keys
 from shared.store.blobs import Blobs, Packed
 from shared.store.codec import (
+    GUARANTEE,
     HOLDS,
     UpdateBuilder,
     approximate_size,
@@ -986,10 +997,12 @@ def _update_action(key: dict[str, str], update: UpdateBuilder) -> dict[str, Any]
 
 
 def _guard_allows(transition: Transition, item: Item) -> bool:
-    """Whether the stored job passes the guard's status and attempt (so a refusal was for
-    something else: its holds, or its callback)."""
+    """Whether the stored job passes the guard's status, attempt and guarantee (so a refusal
+    was for something else: its holds, or its callback)."""
     guard = transition.guard
     if item.get("status") not in {s.value for s in guard.statuses}:
+        return False
+    if guard.guarantee is not None and item.get(GUARANTEE, AT_LEAST_ONCE) != guard.guarantee:
         return False
     return guard.attempt is None or item.get("attempt") == guard.attempt
 

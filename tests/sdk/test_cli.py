@@ -167,6 +167,20 @@ def test_follow_exits_3_when_the_job_fails_and_4_when_it_is_cancelled(
     assert emit_cmd(space, "jobs", "follow", cancelled).returncode == 4
 
 
+def test_follow_exits_5_when_an_at_most_once_job_stalls(
+    client: Emit, space: str, emit_cmd: Callable[..., Ran]
+) -> None:
+    """Its own code: a stalled job may or may not have run, unlike a failed one."""
+    job_id = client.jobs.create("charge-once", guarantee="at_most_once").id
+    [held] = client.jobs.claim(count=1, names=["charge-once"], lease_ms=1_000)
+    assert held.guarantee == "at_most_once"
+    eventually(lambda: client.jobs.get(job_id).status == "stalled")  # the clock, once the lease ends
+    followed = emit_cmd(space, "jobs", "follow", job_id)
+    assert followed.returncode == 5
+    assert "stalled: lease expired" in followed.stdout
+    assert [j.id for j in client.jobs.list(status="stalled")] == [job_id]
+
+
 def test_follow_json_streams_a_json_line_per_change(
     client: Emit, space: str, emit_cmd: Callable[..., Ran]
 ) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from emit import Emit
+from emit.worker import WORKER_STOPPED
 
 from tests.e2e.conftest import DevServer
 from tests.sdk.support import eventually
@@ -20,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def start_worker(
-    dev: DevServer, space: str, *, grace: float, handler_seconds: float
+    dev: DevServer, space: str, *, grace: float, handler_seconds: float, linger: float = 0.0
 ) -> subprocess.Popen[str]:
     env = dict(
         os.environ,
@@ -29,6 +30,7 @@ def start_worker(
         EMIT_SPACE=space,
         GRACE=str(grace),
         HANDLER_SECONDS=str(handler_seconds),
+        LINGER_SECONDS=str(linger),
         PYTHONUNBUFFERED="1",
     )
     return subprocess.Popen(
@@ -83,3 +85,48 @@ def test_a_signal_lets_a_running_handler_finish_within_the_grace_period(
     assert f"stopped {job_id} finished" in output
     job = client.jobs.get(job_id)
     assert (job.status, job.result) == ("completed", "finished in time")
+
+
+def test_a_signal_waits_for_told_handlers_to_return_before_the_process_exits(
+    dev: DevServer, client: Emit, space: str
+) -> None:
+    """A handler told to stop may take a moment to get there: the release goes out at once,
+    and the process exits only after the handler has returned (its result dropped)."""
+    job_id = client.jobs.create("shutdown", max_attempts=1).id
+    worker = start_worker(dev, space, grace=0.2, handler_seconds=60, linger=1.0)
+    try:
+        wait_for_start(worker, job_id)
+        worker.send_signal(signal.SIGTERM)
+        output, _ = worker.communicate(timeout=PATIENCE_S)
+    finally:
+        worker.kill()
+    assert worker.returncode == 0, output
+    stopped = output.find(f"stopped {job_id} shutdown")
+    assert 0 <= stopped < output.find("exited"), output
+    job = client.jobs.get(job_id)
+    assert (job.status, job.failures) == ("pending", 0), "released; the handler's late result is dropped"
+
+
+def test_a_signal_fails_an_at_most_once_job_whose_handler_started_rather_than_release_it(
+    dev: DevServer, client: Emit, space: str
+) -> None:
+    """Released, another worker would run it again: the job fails for good instead, saying
+    the worker stopped, whatever attempts it has left."""
+    job_id = client.jobs.create("shutdown", max_attempts=5, guarantee="at_most_once").id
+    worker = start_worker(dev, space, grace=0.2, handler_seconds=60)
+    try:
+        wait_for_start(worker, job_id)
+        worker.send_signal(signal.SIGTERM)
+        output, _ = worker.communicate(timeout=PATIENCE_S)
+    finally:
+        worker.kill()
+    assert worker.returncode == 0, output
+    assert f"stopped {job_id} shutdown" in output
+    job = client.jobs.get(job_id)
+    assert (job.status, job.error, job.attempt, job.guarantee) == (
+        "failed",
+        WORKER_STOPPED,
+        1,
+        "at_most_once",
+    )
+    assert client.jobs.claim(count=1, names=["shutdown"]) == []

@@ -1,12 +1,14 @@
 """A worker in a process of its own, for the shutdown tests: `python -m tests.sdk.worker_process`.
 
 Its handler prints `started <id>`, then works for `HANDLER_SECONDS` (stopping early when
-told to) and prints `stopped <id> <reason>`; the worker gives it `GRACE` seconds at shutdown.
+told to), takes `LINGER_SECONDS` more (0 unless set) and prints `stopped <id> <reason>`;
+the worker gives it `GRACE` seconds at shutdown.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 import emit
@@ -16,6 +18,7 @@ import emit
 def handle(job: emit.HeldJob[Any]) -> str:
     print(f"started {job.id}", flush=True)
     told = job.signal.wait(float(os.environ["HANDLER_SECONDS"]))
+    time.sleep(float(os.environ.get("LINGER_SECONDS", "0")))
     print(f"stopped {job.id} {job.stop_reason if told else 'finished'}", flush=True)
     return "finished in time"
 

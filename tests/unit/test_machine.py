@@ -189,6 +189,23 @@ def test_every_transition_that_finishes_a_job_marks_it_for_the_clocks_callback_l
     assert [t.callback_due_ms for t in unfinished] == [None, None, None]
 
 
+def test_a_lease_ending_on_an_at_most_once_job_stalls_it_whatever_attempts_are_left() -> None:
+    job = running(failures=0, guarantee=machine.AT_MOST_ONCE, callback=machine.Callback("https://x"))
+    t = machine.expire(job, now_ms=100_000, rand=0, retention=RETENTION, aging_ms=AGING)
+    assert (t.name, t.to, t.ready_index) == ("stall", JobStatus.STALLED, "keep")
+    assert t.guard == machine.Guard(
+        statuses=frozenset({JobStatus.RUNNING}),
+        attempt=2,
+        lease_ended_by_ms=100_000,
+        guarantee="AT_MOST_ONCE",
+    )
+    assert t.changes["failures"] == 1 and t.changes["error"] == machine.LEASE_EXPIRED
+    assert t.changes["purge_at_ms"] == 105_000, "kept for the failed retention"
+    assert t.callback_due_ms == 100_000 + machine.CALLBACK_GRACE_MS and t.has_callback is True
+    usual = machine.expire(running(failures=0), now_ms=100_000, rand=0, retention=RETENTION, aging_ms=AGING)
+    assert usual.to == JobStatus.PENDING and usual.guard.guarantee == "AT_LEAST_ONCE"
+
+
 def test_a_job_whose_time_has_come_is_due_in_order_of_hand_out() -> None:
     """Priority p at ready time t goes as if ready at t - p x aging; not yet due: later."""
     due = machine.place(ready_at_ms=1_000, now_ms=1_000, priority=2, aging_ms=AGING)
