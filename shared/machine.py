@@ -61,6 +61,10 @@ class JobStatus(enum.StrEnum):
 
 FINAL = frozenset({JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELLED})
 UNFINISHED = frozenset({JobStatus.PENDING, JobStatus.RUNNING})
+RETRYABLE = frozenset({JobStatus.FAILED})
+"""What `jobs:retry` makes a new job from (`shared.retry`): the jobs that ended without
+doing their work, failed for good (and, once it exists, STALLED: an at-most-once job whose
+attempt may not have run). Completed and cancelled jobs ended as someone meant them to."""
 
 
 @dataclass(frozen=True)
@@ -182,6 +186,8 @@ class Job:
     event_count: int = 0
     payload: Any = None
     result: Any = None
+    retry_of: str | None = None
+    """The failed job this one was made from by `jobs:retry` (`shared.retry`)."""
 
 
 @dataclass(frozen=True)
