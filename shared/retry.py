@@ -109,4 +109,3 @@ def _request(old: Job, raw: bytes | None) -> dict[str, Any]:
 
 def _outcome(new_id: str, old_id: str, *, new: bool) -> dict[str, Any]:
     return {"id": new_id, "retryOf": old_id, "outcome": "NEW" if new else "DUPLICATE"}
-
