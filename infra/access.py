@@ -96,6 +96,15 @@ ACCESS: Mapping[str, Access] = {
         _set("GetItem", "Query", "PutItem", "UpdateItem", "BatchWriteItem"), puts=_set("result")
     ),
     "cancel_jobs": Access(_set("GetItem", "UpdateItem")),
+    # The old jobs, their retry marks and side-item payloads (BatchGetItem), settings
+    # (GetItem) and the names' policies (Query); then the create path: each new job with its
+    # mark as one transaction (PutItem), under a cap with the count (UpdateItem). Payloads
+    # in S3 are read from the old job and written for the new one.
+    "retry_jobs": Access(
+        _set("GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem"),
+        gets=_set("payload"),
+        puts=_set("payload"),
+    ),
     "get_space": Access(_set("GetItem", "Query")),
     # The space's default and the name's own policy (GetItem).
     "get_name_policy": Access(_set("GetItem")),

@@ -157,6 +157,8 @@ class JobSummary(Answer):
     """Running: when the current hold ends unless renewed."""
     error: str | Omitted = omitted()
     """The last error, unless completed."""
+    retryOf: str | Omitted = omitted()
+    """The failed job this one retries (`jobs:retry`)."""
 
 
 class Job(JobSummary):
@@ -204,7 +206,14 @@ class ClaimedJobs(Answer):
 
 class Rejection(Answer):
     reason: Literal[
-        "STALE", "NOT_RUNNING", "ALREADY_FINISHED", "NOT_FOUND", "TOO_MANY_EVENTS", "INVALID", "RACE"
+        "STALE",
+        "NOT_RUNNING",
+        "ALREADY_FINISHED",
+        "NOT_FOUND",
+        "TOO_MANY_EVENTS",
+        "INVALID",
+        "RACE",
+        "NOT_RETRYABLE",
     ]
     message: str
 
@@ -222,6 +231,20 @@ class Outcomes(Answer):
     """One outcome per report or id, in the order sent."""
 
     outcomes: list[Applied | Rejected]
+
+
+class Retried(Answer):
+    """A retried job's new job: `NEW`, or `DUPLICATE` when the job was retried before."""
+
+    id: str
+    retryOf: str
+    outcome: Literal["NEW", "DUPLICATE"]
+
+
+class RetryOutcomes(Answer):
+    """One outcome per id, in the order sent."""
+
+    outcomes: list[Retried | Rejected]
 
 
 class Line(Answer):

@@ -74,6 +74,10 @@ FINAL = frozenset({JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELLED, J
 KEPT_AS_FAILED = frozenset({JobStatus.FAILED, JobStatus.STALLED})
 """Finished jobs kept for the space's `failedRetentionMs` (the rest: `completedRetentionMs`)."""
 UNFINISHED = frozenset({JobStatus.PENDING, JobStatus.RUNNING})
+RETRYABLE = KEPT_AS_FAILED
+"""What `jobs:retry` makes a new job from (`shared.retry`): the jobs that ended without
+doing their work, failed for good or stalled (an at-most-once job whose lease ended: a
+person may know it is safe to run again, which the clock cannot)."""
 
 
 @dataclass(frozen=True)
@@ -196,6 +200,8 @@ class Job:
     event_count: int = 0
     payload: Any = None
     result: Any = None
+    retry_of: str | None = None
+    """The failed job this one was made from by `jobs:retry` (`shared.retry`)."""
 
 
 @dataclass(frozen=True)

@@ -163,6 +163,26 @@ OPERATIONS: dict[str, Operation] = {
             ]
         },
     ),
+    "retry_jobs": Operation(
+        "Retry failed jobs by id: a new job for each, at most once",
+        "admin",
+        answers.RetryOutcomes,
+        (*CLIENT, 429),
+        body={
+            "anyOf": [
+                {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
+                    "maxItems": limits.MAX_CANCELS_PER_REQUEST,
+                },
+                _ref(CancelIds),
+            ]
+        },
+        description="Each failed job gets a new job with its name, payload and options (not its "
+        "key) and `retryOf` naming it; the old job does not change. A job already retried answers "
+        "the same new job as `DUPLICATE`. The new jobs count against `maxInFlight` as any create.",
+    ),
     "get_name_policy": Operation(
         "Read a job name's policy in force",
         "read",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +48,16 @@ from shared.store.codec import UpdateBuilder, approximate_size, job_item, purged
 from shared.store.counters import Owner
 from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import ConditionFailed, Item
-from shared.store.jobs import Claimed, Inserted, JobStore, KeyHold, NameLimits, NewRecord, Reservation
+from shared.store.jobs import (
+    Claimed,
+    Inserted,
+    JobStore,
+    KeyHold,
+    NameLimits,
+    NewRecord,
+    Reservation,
+    RetryOf,
+)
 from shared.store.journal import Journal
 from shared.store.spaces import SpaceStore
 from shared.store.spread import SpreadStore
@@ -101,18 +110,28 @@ class Queue:
     # -- create ---------------------------------------------------------------
 
     def create(
-        self, space: str, requests: list[NewJob], *, batch: bool, apply_defaults: bool = True
+        self,
+        space: str,
+        requests: list[NewJob],
+        *,
+        batch: bool,
+        apply_defaults: bool = True,
+        retry_of: Sequence[RetryOf] | None = None,
+        field: str = "jobs",
     ) -> list[Inserted]:
         """Create jobs, all or none: every job is checked before anything is written.
 
-        `apply_defaults=False` leaves the names' `jobDefaults` out (notification jobs: the
-        contract does not apply them there)."""
+        `apply_defaults=False` leaves the names' `jobDefaults` out (notification jobs and
+        retries: the contract does not apply them there, and a retry copies its old job's
+        options). `retry_of` (one per request) makes retries (`shared.retry`): each job is
+        written with its old job's retry mark, so an old job is retried once (a repeat
+        answers the job its mark names, not NEW). `field`: what messages name the requests by."""
         now = self.clock.now_ms()
         settings = self.settings.get(space)
         cap = settings.max_in_flight
         if cap is not None and len(requests) > cap:
             raise InvalidArgument(
-                f"jobs: a batch of {len(requests)} is larger than the space's maxInFlight of {cap}"
+                f"{field}: a batch of {len(requests)} is larger than the space's maxInFlight of {cap}"
             )
         outcomes: list[Inserted | None] = [None] * len(requests)
         records: list[tuple[int, NewRecord]] = []
@@ -122,10 +141,13 @@ class Queue:
             # Before any check: a default is checked and resolved as if the creator sent it.
             requests = [defaults.fill(r, policies.job_defaults.get(r.name)) for r in requests]
         for i, request in enumerate(requests):
-            at = f"jobs[{i}]." if batch else ""
+            at = f"{field}[{i}]." if batch else ""
             aging_ms = policies.get(request.name).aging_ms
             width = policies.spread(request.name).width
-            record = self._new_record(space, request, settings, now, at, aging_ms=aging_ms, width=width)
+            origin = retry_of[i] if retry_of is not None else None
+            record = self._new_record(
+                space, request, settings, now, at, aging_ms=aging_ms, width=width, retry_of=origin
+            )
             if request.key is not None and request.key in first_with_key:
                 outcomes[i] = Inserted(first_with_key[request.key], False)
                 continue
@@ -195,9 +217,14 @@ class Queue:
         settings: Settings,
         now: int,
     ) -> list[tuple[int, NewRecord]]:
-        """Answer DUPLICATE for records whose key an existing job holds; the rest remain."""
+        """Answer DUPLICATE for records whose key an existing job holds, and retries of jobs
+        already retried; the rest remain."""
         remaining = []
+        retried = self.jobs.retries(space, [r.job.retry_of for _, r in records if r.job.retry_of])
         for i, record in records:
+            if record.job.retry_of in retried:
+                outcomes[i] = Inserted(retried[record.job.retry_of], False)
+                continue
             key = record.job.key
             holder = self.jobs.key_holder(space, key) if key is not None else None
             if holder is not None and not self._key_released(holder, settings, now):
@@ -207,7 +234,16 @@ class Queue:
         return remaining
 
     def _new_record(
-        self, space: str, request: NewJob, settings: Settings, now: int, at: str, *, aging_ms: int, width: int
+        self,
+        space: str,
+        request: NewJob,
+        settings: Settings,
+        now: int,
+        at: str,
+        *,
+        aging_ms: int,
+        width: int,
+        retry_of: RetryOf | None = None,
     ) -> NewRecord:
         run_at = request.runAtMs if request.runAtMs is not None else now + (request.delayMs or 0)
         if run_at > now + limits.MAX_DELAY_MS:
@@ -244,11 +280,13 @@ class Queue:
             concurrency_key=request.concurrencyKey,
             guarantee=request.guarantee or AT_LEAST_ONCE,
             callback=Callback(request.callback.url, request.callback.headers) if request.callback else None,
+            retry_of=retry_of.job_id if retry_of is not None else None,
         )
         assert job.ready_at_ms is not None
         where = place(ready_at_ms=job.ready_at_ms, now_ms=now, priority=job.priority, aging_ms=aging_ms)
         room = ITEM_BUDGET - approximate_size(job_item(job, {"payloadBytes": len(raw)}, where, width))
-        return NewRecord(job, pack(space, job.id, "payload", raw, room=room), where, width)
+        packed = pack(space, job.id, "payload", raw, room=room)
+        return NewRecord(job, packed, where, width, retry_ttl=retry_of.ttl if retry_of is not None else None)
 
     def _key_released(self, holder: KeyHold, settings: Settings, now: int) -> bool:
         """A key is held while its job is unfinished, and for the key window after it

@@ -59,6 +59,8 @@ def job(
         fields["leaseUntilMs"] = str(j.lease_until_ms)
     if j.error is not None and j.status != JobStatus.COMPLETED:
         fields["error"] = j.error
+    if j.retry_of is not None:
+        fields["retryOf"] = j.retry_of
     if not bodies:
         return answers.JobSummary(**fields).shown()
     fields["payload"] = j.payload

@@ -43,6 +43,9 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/spaces/{space}/jobs:report", "report_jobs", memory_mb=512, timeout_s=29),
     # Up to 1,000 conditional writes, one per id.
     Route("POST", "/v1/spaces/{space}/jobs:cancel", "cancel_jobs", timeout_s=29),
+    # Up to 1,000 old jobs read (with their payloads) and as many new jobs written, each in
+    # a transaction with its retry mark: the create path's sizing.
+    Route("POST", "/v1/spaces/{space}/jobs:retry", "retry_jobs", memory_mb=1024, timeout_s=29),
     # Flow control: a name's policy (two reads; a write lists the name first), and the
     # space's diagnostics (counts from the ready index, at most 10,000 entries a name).
     Route("GET", "/v1/spaces/{space}/names/{name}/policy", "get_name_policy"),

@@ -131,6 +131,23 @@ def jobs_cancel(args: argparse.Namespace) -> int:
     return 0 if all(o.rejection is None for o in outcomes) else EXIT_ERROR
 
 
+def jobs_retry(args: argparse.Namespace) -> int:
+    """One row per id: the new job and `new` (or `duplicate`: retried before), or why none."""
+    with _client(args) as client:
+        outcomes = client.jobs.retry(*args.ids)
+    rows = [
+        (
+            job_id,
+            o.id or "-",
+            o.outcome or (o.rejection.reason if o.rejection else ""),
+            o.rejection.message if o.rejection else "",
+        )
+        for job_id, o in zip(args.ids, outcomes, strict=True)
+    ]
+    _print(args, [o.raw for o in outcomes], lambda: table(rows, sys.stdout))
+    return 0 if all(o.rejection is None for o in outcomes) else EXIT_ERROR
+
+
 def jobs_follow(args: argparse.Namespace) -> int:
     """Follow until the job finishes; the exit status says how it finished."""
     view = FollowView(sys.stdout, live=sys.stdout.isatty() and not args.json)
@@ -299,7 +316,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(title="commands", required=True, metavar="{jobs,names,tokens,dev}")
     commands.add_parser("dev", help="run the whole service locally (emit dev --help)")
 
-    jobs = commands.add_parser("jobs", help="create, read, follow and cancel jobs").add_subparsers(
+    jobs = commands.add_parser("jobs", help="create, read, follow, cancel and retry jobs").add_subparsers(
         title="commands", required=True
     )
     create = _leaf(jobs, "create", jobs_create, in_space, "create a job")
@@ -332,6 +349,8 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
     cancel = _leaf(jobs, "cancel", jobs_cancel, in_space, "cancel jobs")
     cancel.add_argument("ids", nargs="+", metavar="id")
+    retry = _leaf(jobs, "retry", jobs_retry, in_space, "retry failed jobs: a new job for each, once")
+    retry.add_argument("ids", nargs="+", metavar="id")
     follow = _leaf(
         jobs, "follow", jobs_follow, in_space, "show a job's progress and log lines until it finishes"
     )

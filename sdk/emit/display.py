@@ -50,6 +50,8 @@ def job_details(job: Job, out: TextIO) -> None:
         ("key", job.key or "-"),
         ("created", when(job.created_at_ms)),
     ]
+    if job.retry_of is not None:
+        rows.append(("retry of", job.retry_of))
     if job.finished_at_ms is not None:
         rows.append(("finished", when(job.finished_at_ms)))
     if job.status == "pending" and job.ready_at_ms is not None:

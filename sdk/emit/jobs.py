@@ -25,6 +25,7 @@ from emit.models import (
     Line,
     NewJob,
     Outcome,
+    Retried,
 )
 from emit.transport import Transport
 
@@ -182,6 +183,18 @@ class Jobs:
             return []
         answer = self._transport.call("POST", self._path(":cancel"), body=list(job_ids), repeatable=True)
         return [Outcome.from_api(o) for o in answer["outcomes"]]
+
+    # -- retry --------------------------------------------------------------------
+
+    def retry(self, *job_ids: str) -> builtins.list[Retried]:
+        """Retry failed or stalled jobs: each gets a new job with its name, payload and options (not its
+        key), one answer each, in order. A job is retried once: asking again (or sending
+        again after a lost answer, as the SDK does) answers the same new job, `duplicate`.
+        To try once more after the new job fails, retry the new one."""
+        if not job_ids:
+            return []
+        answer = self._transport.call("POST", self._path(":retry"), body=list(job_ids), repeatable=True)
+        return [Retried.from_api(o) for o in answer["outcomes"]]
 
     # -- the worker endpoints ------------------------------------------------------
 

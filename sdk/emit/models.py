@@ -169,6 +169,8 @@ class Job:
     guarantee: Guarantee = "at_least_once"
     waiting_on: WaitingOn | None = None
     """Pending (`get` only): why it is not running yet."""
+    retry_of: str | None = None
+    """The failed job this one retries (`jobs.retry`)."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -211,6 +213,7 @@ class Job:
             concurrency_key=data.get("concurrencyKey"),
             guarantee=cast(Guarantee, str(data.get("guarantee", "AT_LEAST_ONCE")).lower()),
             waiting_on=WaitingOn.from_api(data["waitingOn"]) if data.get("waitingOn") else None,
+            retry_of=data.get("retryOf"),
             raw=dict(data),
         )
 
@@ -257,8 +260,8 @@ class Event:
 @dataclass(frozen=True)
 class Rejection:
     reason: str
-    """`stale`, `not_running`, `already_finished`, `not_found`, `too_many_events`, `invalid`
-    or `race`."""
+    """`stale`, `not_running`, `already_finished`, `not_found`, `too_many_events`, `invalid`,
+    `race`, or (a retry) `not_retryable`."""
     message: str
 
 
@@ -277,6 +280,32 @@ class Outcome:
             reason = str(rejected.get("reason", "")).lower()
             return cls(rejection=Rejection(reason, str(rejected.get("message", ""))), raw=dict(data))
         return cls(status=cast(JobStatus, str(data["status"]).lower()), raw=dict(data))
+
+
+@dataclass(frozen=True)
+class Retried:
+    """One retry's answer: the new job (`id`, `new` or `duplicate` when the job was retried
+    before) made from the failed job `retry_of`, or why there is none (`rejection`:
+    `not_found`, `not_retryable`)."""
+
+    id: str | None = None
+    retry_of: str | None = None
+    outcome: Literal["new", "duplicate"] | None = None
+    rejection: Rejection | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def new(self) -> bool:
+        return self.outcome == "new"
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> Retried:
+        rejected = data.get("rejection")
+        if rejected:
+            reason = str(rejected.get("reason", "")).lower()
+            return cls(rejection=Rejection(reason, str(rejected.get("message", ""))), raw=dict(data))
+        outcome = cast(Any, str(data["outcome"]).lower())
+        return cls(id=data["id"], retry_of=data["retryOf"], outcome=outcome, raw=dict(data))
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ Layout of the one table, every key a string (`pk`, `sk`):
 | log lines of one report (a page) | `L#{space}#{id}` | `{first line:010d}` |
 | event | `E#{space}#{id}` | `{seq:06d}` |
 | idempotency key (kept a day past its job's finish) | `K#{space}#{key}` | `-` |
+| retry mark of a retried job (naming the new job; kept as long as the old one) | `R#{space}#{old id}` | `-` |
 | settings, in-flight count (capped), names, policies | `S#{space}` | `settings`, `inflight`, `name#{name}` |
 | a name's concurrency slots, one share of its cap each | `RUN#{space}#{name}#{n}` (n < 16) | `-` |
 | a name's rate, one share each (a GCRA's time) | `RATE#{space}#{name}#{n}` (n < 16) | `-` |

@@ -110,6 +110,8 @@ def job_item(
         item[GUARANTEE] = job.guarantee  # the default is left out: most items stay as small
     if job.callback is not None:
         item["callback"] = {"url": job.callback.url, "headers": job.callback.headers}
+    if job.retry_of is not None:
+        item["retryOf"] = job.retry_of
     return item
 
 
@@ -147,6 +149,7 @@ def job_from_item(
         event_count=item.get("eventCount", 0),
         payload=payload,
         result=result,
+        retry_of=item.get("retryOf"),
     )
 
 

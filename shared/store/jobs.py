@@ -64,6 +64,17 @@ class NewRecord:
     """Where it waits: due or later (`shared.machine.place`)."""
     width: int = keys.READY_SHARDS
     """The ready shards its name writes new jobs to (`shared.spread`)."""
+    retry_ttl: int | None = None
+    """A retry (`job.retry_of`): the TTL of the job it retries, which its retry mark keeps."""
+
+
+@dataclass(frozen=True)
+class RetryOf:
+    """The job a new one retries (`shared.retry`), and that job's TTL in seconds (None:
+    kept for good), which the retry mark keeps too."""
+
+    job_id: str
+    ttl: int | None
 
 
 @dataclass(frozen=True)
@@ -194,12 +205,15 @@ class JobStore:
         place in the count, in a transaction that takes that place from the reservation: a
         job is never counted without existing, nor exists uncounted.
 
+        A retry (`job.retry_of`) takes its old job's retry mark the same way, so racing
+        retries of one job make one new job; a mark is never released.
+
         A job with a `concurrencyKey` waits in its key's lane: its key's entry is made to find
         it first (`_enter_keys`), with `per_key` each name's `perKeyConcurrency`."""
         self.blobs.store([r.payload for r in records if r.payload.s3_key is not None])
         self._enter_keys(space, records, per_key or {})
         holds = frozenset({Hold("space").tag}) if reservation is not None else frozenset()
-        plain = [r for r in records if r.job.key is None]
+        plain = [r for r in records if r.job.key is None and r.job.retry_of is None]
         if reservation is None:
             self.db.batch_put([_item(r) for r in plain if r.payload.side_item is None])
             with_side = [_new_items(r) for r in plain if r.payload.side_item is not None]
@@ -212,7 +226,9 @@ class JobStore:
                     [_put(item) for items in group for item in items] + [reservation.use(len(group))]
                 )
         return [
-            self._insert_keyed(space, r, key_released, reservation) if r.job.key else Inserted(r.job.id, True)
+            self._insert_keyed(space, r, key_released, reservation)
+            if r.job.key is not None or r.job.retry_of is not None
+            else Inserted(r.job.id, True)
             for r in records
         ]
 
@@ -260,17 +276,33 @@ class JobStore:
         key_released: Callable[[KeyHold], bool],
         reservation: Reservation | None,
     ) -> Inserted:
+        """Write a job that holds an item of its own: its idempotency key, or the retry
+        mark of the job it retries. Lost to an earlier holder: that holder's job."""
         job = record.job
         holds = frozenset({Hold("space").tag}) if reservation is not None else frozenset()
         counted = [reservation.use(1)] if reservation is not None else []
-        assert job.key is not None
-        key = keys.idempotency_key(space, job.key)
+        released: Callable[[Item], bool]
+        if job.key is not None:
+            key = keys.idempotency_key(space, job.key)
+            marked: Item = {}
+
+            def released(holder: Item) -> bool:
+                return key_released(KeyHold(holder, self.db.get(keys.job(space, holder["jobId"]))))
+
+        else:
+            assert job.retry_of is not None
+            key = keys.retry_marker(space, job.retry_of)
+            marked = {TTL_ATTRIBUTE: record.retry_ttl} if record.retry_ttl is not None else {}
+
+            def released(holder: Item) -> bool:
+                return False
+
         taken_from: str | None = None
         for _ in range(8):
             # Take a free key, or, once its holder has let it go, take it from that holder
             # only: of two creates racing for a released key, one wins and one sees it.
             put_key: dict[str, Any] = {
-                "Item": serialize(key | {"jobId": job.id}),
+                "Item": serialize(key | {"jobId": job.id} | marked),
                 "ConditionExpression": "attribute_not_exists(pk)" if taken_from is None else "jobId = :held",
                 "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
             }
@@ -289,7 +321,7 @@ class JobStore:
             if holder is None:
                 taken_from = None
                 continue
-            if not key_released(KeyHold(holder, self.db.get(keys.job(space, holder["jobId"])))):
+            if not released(holder):
                 if record.payload.s3_key is not None:
                     # This job will never be: its S3 payload, stored first, has nobody to remove it.
                     self.blobs.delete(space, job.id, _item(record))
@@ -298,6 +330,12 @@ class JobStore:
         raise RuntimeError(f"the key of job {job.id} stayed contended; try again")
 
     # -- read -----------------------------------------------------------------
+
+    def retries(self, space: str, job_ids: list[str]) -> dict[str, str]:
+        """The jobs already made by retrying each of `job_ids` (old id -> new id), from
+        their retry marks."""
+        rows = self.db.batch_get([keys.retry_marker(space, i) for i in dict.fromkeys(job_ids)])
+        return {row["pk"].rsplit("#", 1)[1]: row["jobId"] for row in rows}
 
     def key_holder(self, space: str, key: str) -> KeyHold | None:
         """Who holds `key`, if anyone (released or not: the caller decides)."""

@@ -145,6 +145,13 @@ def idempotency_key(space: str, key: str) -> dict[str, str]:
     return {"pk": f"K#{space}#{key}", "sk": "-"}
 
 
+def retry_marker(space: str, job_id: str) -> dict[str, str]:
+    """The mark that a job was retried (`shared.retry`): written in the new job's own
+    transaction on condition it is not there yet, naming the new job, so a job is retried
+    once however many requests race. It lives as long as the old job (its TTL)."""
+    return {"pk": f"R#{space}#{job_id}", "sk": "-"}
+
+
 def space(space_name: str) -> str:
     return f"S#{space_name}"
 

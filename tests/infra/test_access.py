@@ -339,6 +339,16 @@ def test_each_access_entry_is_exactly_what_its_endpoint_calls(api: Api, calls: C
     capped = "/v1/spaces/capped"
     _ok(api.patch(capped, {"maxInFlight": 10}))
     _ok(api.post(f"{capped}/jobs", {"name": "n"}))
+    # Retries of failed jobs with inline, side-item and S3 payloads, then again (their marks);
+    # in a capped space, the new job is written with the count.
+    for redo in ("/v1/spaces/redo", capped):
+        payloads = [{"n": 1}, {"blob": _incompressible(4_000)}, {"blob": _incompressible(600_000)}]
+        failing = [{"name": "redo", "maxAttempts": 1, "payload": p} for p in payloads]
+        old = [job["id"] for job in _ok(api.post(f"{redo}/jobs", failing))["jobs"]]
+        _ok(api.post(f"{redo}/jobs:claim", {"count": 3, "names": ["redo"]}))
+        _ok(api.post(f"{redo}/jobs:report", [{"id": i, "attempt": 1, "fail": {}} for i in old]))
+        _ok(api.post(f"{redo}/jobs:retry", old))
+        _ok(api.post(f"{redo}/jobs:retry", {"ids": old}))
     # Flow control: a policy set before the name's first job, read and reset; diagnostics.
     _ok(api.patch(f"{space}/names/fresh/policy", {"paused": True}))
     _ok(api.get(f"{space}/names/fresh/policy"))

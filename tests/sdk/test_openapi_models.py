@@ -21,6 +21,7 @@ PAIRS = [  # SDK model, the document's schema (several for a union), and SDK fie
     (models.Event, ["Event"], {"data": "event"}),
     (models.Outcome, ["Applied", "Rejected"], {}),
     (models.Rejection, ["Rejection"], {}),
+    (models.Retried, ["Retried", "Rejected"], {}),
     (models.Claimed, ["Claimed"], {}),
     (models.WaitingOn, ["WaitingOn"], {}),
     (names.Policy, ["NamePolicy"], {}),

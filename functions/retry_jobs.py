@@ -1,0 +1,26 @@
+"""POST /v1/spaces/{space}/jobs:retry: a new job for each failed job, at most once each."""
+
+from __future__ import annotations
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.metrics import MetricUnit
+
+from shared import answers, render
+from shared.http import authorize, body, entrypoint, make_app, ok
+from shared.observability import metrics
+from shared.retry import retry
+from shared.runtime import runtime
+from shared.schema import ids_in
+
+app = make_app()
+
+
+@app.post("/v1/spaces/<space>/jobs:retry")
+def retry_jobs(space: str) -> Response:
+    authorize(app, "admin", space)
+    outcomes = retry(runtime().queue, space, ids_in(body(app)))
+    metrics.add_metric("JobsCreated", MetricUnit.Count, sum(o.get("outcome") == "NEW" for o in outcomes))
+    return ok(render.answer(answers.RetryOutcomes, {"outcomes": outcomes}))
+
+
+lambda_handler = entrypoint(app)

@@ -1,0 +1,113 @@
+"""Manual retry (`jobs:retry`): a new job made from each failed one, at most once per job.
+
+A finished job never changes, so the retry is a new job, with the old one's name, payload
+and options (not its idempotency key: that belongs to the old job's producer) and
+`retryOf` naming it. It is made through the create path (`Queue.create`), so a space's
+`maxInFlight` and everything else a create holds apply as they do to any new job.
+
+Once per old job: the new job is written in one transaction with the old job's retry mark
+(`keys.retry_marker`), on condition that no mark exists. Of any number of racing retries
+one writes; the others find the mark and answer the job it names as `DUPLICATE`, as does
+every later retry while the old job is kept (the mark has the old job's TTL).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from shared import render
+from shared.ids import is_ulid
+from shared.machine import RETRYABLE, Job, JobStatus
+from shared.queue import Queue
+from shared.schema import NewJob, parse
+from shared.store.codec import purged
+from shared.store.jobs import RetryOf
+
+
+@dataclass
+class _Wanted:
+    """An old job to make a retry of: where its outcome goes, and the create request."""
+
+    at: int
+    old_id: str
+    request: NewJob
+    origin: RetryOf
+
+
+def retry(queue: Queue, space: str, ids: list[str]) -> list[dict[str, Any]]:
+    """One outcome per id, in order: the new job (`NEW`, or `DUPLICATE` when the old job was
+    retried before, or earlier in `ids`), or a rejection (`NOT_FOUND`, `NOT_RETRYABLE`)."""
+    now = queue.clock.now_ms()
+    known = [i for i in ids if is_ulid(i)]
+    items = queue.jobs.items(space, known, consistent=True) if known else {}
+    retried = queue.jobs.retries(space, known) if known else {}
+    outcomes: list[dict[str, Any] | None] = [None] * len(ids)
+    first: dict[str, int] = {}
+    wanted: list[_Wanted] = []
+    fresh = []
+    for at, old_id in enumerate(ids):
+        item = items.get(old_id)
+        if item is None or purged(item, now):
+            outcomes[at] = render.rejection("NOT_FOUND", f"job {old_id} does not exist")
+        elif JobStatus(item["status"]) not in RETRYABLE:
+            statuses = " or ".join(sorted(s.value.lower() for s in RETRYABLE))
+            outcomes[at] = render.rejection(
+                "NOT_RETRYABLE", f"job {old_id} is {item['status']}: only {statuses} jobs are retried"
+            )
+        elif old_id in retried:
+            outcomes[at] = _outcome(retried[old_id], old_id, new=False)
+        elif old_id in first:
+            continue  # answered with the first one's outcome below
+        else:
+            first[old_id] = at
+            fresh.append(item)
+    payloads = queue.jobs.blobs.read_many(space, [(item, "payload") for item in fresh])
+    for item, raw in zip(fresh, payloads, strict=True):
+        old = queue.jobs.load(space, item, bodies=False)
+        at = first[old.id]
+        request = parse(NewJob, _request(old, raw), at=f"ids[{at}]")
+        wanted.append(_Wanted(at, old.id, request, RetryOf(old.id, item.get("ttl"))))
+    if wanted:
+        made = queue.create(
+            space,
+            [w.request for w in wanted],
+            batch=True,
+            apply_defaults=False,
+            retry_of=[w.origin for w in wanted],
+            field="ids",
+        )
+        for w, inserted in zip(wanted, made, strict=True):
+            outcomes[w.at] = _outcome(inserted.id, w.old_id, new=inserted.new)
+    for at, old_id in enumerate(ids):
+        if outcomes[at] is None:  # a repeat of an id earlier in the request
+            earlier = outcomes[first[old_id]]
+            assert earlier is not None
+            outcomes[at] = _outcome(earlier["id"], old_id, new=False)
+    return [o for o in outcomes if o is not None]
+
+
+def _request(old: Job, raw: bytes | None) -> dict[str, Any]:
+    """The create request of a retry: the old job's name, payload and options as they were
+    resolved for it (so a change of the space's defaults since does not change the retry).
+    It runs now: a delay was the old job's, and has passed."""
+    request: dict[str, Any] = {
+        "name": old.name,
+        "payload": None if raw is None else json.loads(raw),
+        "maxAttempts": old.max_attempts,
+        "timeoutMs": old.timeout_ms,
+        "backoffMs": old.backoff.base_ms,
+        "backoff": {"kind": old.backoff.kind, "maxMs": old.backoff.max_ms, "jitter": old.backoff.jitter},
+        "priority": old.priority,
+        "guarantee": old.guarantee,
+    }
+    if old.concurrency_key is not None:
+        request["concurrencyKey"] = old.concurrency_key
+    if old.callback is not None:
+        request["callback"] = {"url": old.callback.url, "headers": old.callback.headers}
+    return request
+
+
+def _outcome(new_id: str, old_id: str, *, new: bool) -> dict[str, Any]:
+    return {"id": new_id, "retryOf": old_id, "outcome": "NEW" if new else "DUPLICATE"}
