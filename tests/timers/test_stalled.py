@@ -175,3 +175,28 @@ def test_stalled_jobs_are_listed_called_back_and_kept_for_the_failed_retention(
     assert job(api, job_id)["status"] == "STALLED", "kept past the completed retention"
     clock.advance(540_000)
     assert api.get(f"{JOBS}/{job_id}").status == 404, "gone after the failed retention"
+
+
+def test_a_stalled_job_is_retried_once_as_at_most_once_whatever_its_names_defaults_say(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    """A person may know a stalled job is safe to run again: `jobs:retry` makes one new job,
+    at most once like its old one (the name's defaults, changed since, do not apply)."""
+    job_id = at_most_once(api, maxAttempts=5)
+    claim(api, leaseMs=10_000)
+    clock.advance(10_000)
+    bg.tick()
+    api.patch(
+        f"/v1/spaces/{SPACE}", {"jobDefaults": {"charge": {"guarantee": "AT_LEAST_ONCE", "priority": 9}}}
+    )
+    first, again = (api.post(f"{JOBS}:retry", [job_id]).body["outcomes"] for _ in range(2))
+    assert first[0]["outcome"] == "NEW" and again == [{**first[0], "outcome": "DUPLICATE"}]
+    new = job(api, first[0]["id"])
+    assert (new["guarantee"], new["priority"], new["retryOf"]) == ("AT_MOST_ONCE", 0, job_id)
+
+
+def test_a_names_defaults_may_make_its_jobs_at_most_once(api: Api) -> None:
+    api.patch(f"/v1/spaces/{SPACE}", {"jobDefaults": {"charge": {"guarantee": "AT_MOST_ONCE"}}})
+    assert job(api, api.post(JOBS, {"name": "charge"}).body["id"])["guarantee"] == "AT_MOST_ONCE"
+    sent = api.post(JOBS, {"name": "charge", "guarantee": "AT_LEAST_ONCE"}).body["id"]
+    assert job(api, sent)["guarantee"] == "AT_LEAST_ONCE", "what the creator sends wins"
