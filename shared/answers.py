@@ -141,6 +141,8 @@ class JobSummary(Answer):
     priority: int
     """-1,000 to 1,000, higher first."""
     concurrencyKey: str | None
+    expiresAtMs: int | None
+    """The deadline: not finished by then, the job is cancelled with error `expired`."""
     createdAtMs: int
     runAtMs: int
     finishedAtMs: int | None

@@ -42,6 +42,7 @@ def job(
         "key": j.key,
         "priority": j.priority,
         "concurrencyKey": j.concurrency_key,
+        "expiresAtMs": j.expires_at_ms,
         "createdAtMs": j.created_at_ms,
         "runAtMs": j.run_at_ms,
         "finishedAtMs": j.finished_at_ms,

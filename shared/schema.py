@@ -135,6 +135,10 @@ class NewJob(Body):
     """Higher first; with aging, a job that waited long enough goes before newer higher ones."""
     concurrencyKey: Annotated[str, Field(min_length=1, max_length=256)] | None = None
     """Jobs sharing a key share the name's per-key limits."""
+    expiresAtMs: Ms | None = None
+    """The job's deadline: not finished by then, it is cancelled (at most a year ahead)."""
+    expiresInMs: Annotated[int, Field(ge=1, le=limits.MAX_DELAY_MS)] | None = None
+    """The deadline as a time from the create."""
 
     @model_validator(mode="after")
     def _one_start_time(self) -> NewJob:

@@ -6,11 +6,13 @@ import math
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from shared.machine import Backoff, Callback, Hold, Job, JobStatus, Place, Progress, Transition
+from shared.machine import Backoff, Callback, Guard, Hold, Job, JobStatus, Place, Progress, Transition
 from shared.store import keys
 from shared.store.dynamo import Item
 from shared.store.table import LISTING_PARTITION
 
+EXPIRES_AT = "expiresAt"
+"""The job item's deadline (ms), present only on a job that has one."""
 HOLDS = "holds"
 """The job item's string set of the holds it has (`shared.machine.Hold` tags)."""
 
@@ -93,6 +95,8 @@ def job_item(
         item["key"] = job.key
     if job.concurrency_key is not None:
         item["concurrencyKey"] = job.concurrency_key
+    if job.expires_at_ms is not None:
+        item[EXPIRES_AT] = job.expires_at_ms  # only when set: claims' guard costs the rest nothing
     if job.callback is not None:
         item["callback"] = {"url": job.callback.url, "headers": job.callback.headers}
     return item
@@ -124,6 +128,7 @@ def job_from_item(
         key=item.get("key"),
         priority=item.get("priority", 0),
         concurrency_key=item.get("concurrencyKey"),
+        expires_at_ms=item.get(EXPIRES_AT),
         progress=Progress(progress["percent"], progress.get("message")) if progress else None,
         callback=Callback(callback["url"], callback.get("headers", {})) if callback else None,
         error=error,
@@ -204,6 +209,11 @@ class UpdateBuilder:
     def require(self, attribute: str, op: str, value: Any) -> None:
         self.conditions.append(f"{self._name(attribute)} {op} {self._value(value)}")
 
+    def require_absent_or(self, attribute: str, op: str, value: Any) -> None:
+        """The attribute is absent, or compares to `value` as `op` says."""
+        name = self._name(attribute)
+        self.conditions.append(f"(attribute_not_exists({name}) OR {name} {op} {self._value(value)})")
+
     def require_in(self, attribute: str, options: list[Any]) -> None:
         placeholders = ", ".join(self._value(v) for v in options)
         self.conditions.append(f"{self._name(attribute)} IN ({placeholders})")
@@ -263,7 +273,6 @@ def transition_update(
     update = UpdateBuilder()
     _holds(update, transition, holds)
     due = transition.callback_due_ms
-    guard = transition.guard
     update.set("status", transition.to.value)
     for field, value in transition.changes.items():
         if field == "purge_at_ms":
@@ -283,6 +292,12 @@ def transition_update(
     if due is not None:
         update.conditions.append(f"attribute_{'exists' if callback else 'not_exists'}(#callback)")
         update.names["#callback"] = "callback"
+    _guard(update, transition.guard)
+    return update
+
+
+def _guard(update: UpdateBuilder, guard: Guard) -> None:
+    """The conditions of `guard` on the job's own item."""
     update.require_in("status", sorted(s.value for s in guard.statuses))
     if guard.attempt is not None:
         update.require("attempt", "=", guard.attempt)
@@ -292,4 +307,14 @@ def transition_update(
         update.require("leaseUntilMs", "<=", guard.lease_at_most_ms)
     if guard.lease_ended_by_ms is not None:
         update.require("leaseUntilMs", "<=", guard.lease_ended_by_ms)
-    return update
+    if guard.unexpired_at_ms is not None:
+        update.require_absent_or(EXPIRES_AT, ">", guard.unexpired_at_ms)
+    if guard.expired_by_ms is not None:
+        update.require(EXPIRES_AT, "<=", guard.expired_by_ms)
+
+
+def expired(item: Item, now_ms: int) -> bool:
+    """Whether the stored job has a deadline, passed by `now_ms`, and is unfinished (the
+    `deadline` transition would apply)."""
+    at = item.get(EXPIRES_AT)
+    return at is not None and at <= now_ms and not JobStatus(item["status"]).is_final

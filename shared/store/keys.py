@@ -20,6 +20,11 @@ the clock deletes it, 2 write units a claim request. At 10,000 jobs/s claimed 10
 that is 31 units a second a partition (3 % of its limit); claimed one at a time, 312 (31 %).
 The clock reads them all every tick, side by side."""
 
+DEADLINE_SHARDS = 16
+"""The deadline book's partitions, shared by every space: a create request with deadlines
+puts one bucket and the clock deletes it. Creates with deadlines are fewer than claims,
+and a bucket a request (not a job), so fewer partitions than the lease book's hold them."""
+
 
 def _shard(job_id: str, shards: int) -> int:
     return zlib.crc32(job_id.encode()) % shards
@@ -266,3 +271,11 @@ def lease_partitions() -> list[str]:
 
 def lease_bucket(n: int, expires_ms: int, bucket_id: str) -> dict[str, str]:
     return {"pk": f"LEASE#{n}", "sk": f"{expires_ms:013d}#{bucket_id}"}
+
+
+def deadline_partitions() -> list[str]:
+    return [f"DEADLINE#{n}" for n in range(DEADLINE_SHARDS)]
+
+
+def deadline_bucket(n: int, due_ms: int, bucket_id: str) -> dict[str, str]:
+    return {"pk": f"DEADLINE#{n}", "sk": f"{due_ms:013d}#{bucket_id}"}
