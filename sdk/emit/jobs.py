@@ -58,12 +58,16 @@ class Jobs:
         callback: Callback | None = None,
         priority: int | None = None,
         concurrency_key: str | None = None,
+        expires_at_ms: int | None = None,
+        expires_in_ms: int | None = None,
     ) -> Created:
         """Create one job. With a `key`, a repeat answers the earlier job (`duplicate`), so
         the call is also safe to send again after a lost answer, and the SDK does.
 
         `priority` (-1,000 to 1,000, higher first) places it in its name's order of hand-out;
-        jobs sharing a `concurrency_key` share the name's per-key limits."""
+        jobs sharing a `concurrency_key` share the name's per-key limits. A deadline
+        (`expires_at_ms`, or `expires_in_ms` from now; not both): not finished by then, the
+        job is cancelled with error `expired`, and never handed out after it."""
         job = NewJob(
             name,
             payload,
@@ -77,6 +81,8 @@ class Jobs:
             callback=callback,
             priority=priority,
             concurrency_key=concurrency_key,
+            expires_at_ms=expires_at_ms,
+            expires_in_ms=expires_in_ms,
         )
         answer = self._transport.call("POST", self._path(), body=job.to_api(), repeatable=key is not None)
         return Created.from_api(answer)

@@ -60,6 +60,10 @@ class NewJob:
     """-1,000 to 1,000, higher first (0 when left out)."""
     concurrency_key: str | None = None
     """Jobs sharing a key share their name's per-key limits."""
+    expires_at_ms: int | None = None
+    """The deadline (Unix ms): not finished by then, the job is cancelled (`expired`)."""
+    expires_in_ms: int | None = None
+    """The deadline as a time from the create; not with `expires_at_ms`."""
 
     def to_api(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "payload": self.payload}
@@ -76,6 +80,8 @@ class NewJob:
             ),
             "priority": self.priority,
             "concurrencyKey": self.concurrency_key,
+            "expiresAtMs": self.expires_at_ms,
+            "expiresInMs": self.expires_in_ms,
         }
         out.update((k, v) for k, v in options.items() if v is not None)
         return out
@@ -160,6 +166,8 @@ class Job:
     event_count: int = 0
     priority: int = 0
     concurrency_key: str | None = None
+    expires_at_ms: int | None = None
+    """The deadline: not finished by then, the job is cancelled with error `expired`."""
     waiting_on: WaitingOn | None = None
     """Pending (`get` only): why it is not running yet."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -202,6 +210,7 @@ class Job:
             event_count=data.get("eventCount", 0),
             priority=data.get("priority", 0),
             concurrency_key=data.get("concurrencyKey"),
+            expires_at_ms=data.get("expiresAtMs"),
             waiting_on=WaitingOn.from_api(data["waitingOn"]) if data.get("waitingOn") else None,
             raw=dict(data),
         )
