@@ -28,7 +28,7 @@ def cancel_expired(jobs: JobStore, space: str, item: Item, *, now_ms: int, reten
         jobs.apply(
             space,
             job_id,
-            deadline(now_ms=now_ms, retention=retention),
+            deadline(now_ms=now_ms, retention=retention, has_callback=item.get("callback") is not None),
             stored=replacing("error", error),
             held=item,
             owner=Owner.of(item),

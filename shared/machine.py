@@ -454,10 +454,11 @@ EXPIRED = "expired"
 """The error of a job cancelled at its deadline."""
 
 
-def deadline(*, now_ms: int, retention: Retention) -> Transition:
+def deadline(*, now_ms: int, retention: Retention, has_callback: bool | None = None) -> Transition:
     """The job's deadline has passed unfinished: cancelled, with error `expired`. Made by
     the clock (from the deadline book), by a claim that finds the job among its candidates,
-    or by a report that arrives past it; the guard lets only the first of them apply."""
+    or by a report that arrives past it; the guard lets only the first of them apply. Each
+    has just read the job, so it knows whether the job has a callback."""
     return Transition(
         name="deadline",
         guard=Guard(statuses=UNFINISHED, expired_by_ms=now_ms),
@@ -465,6 +466,7 @@ def deadline(*, now_ms: int, retention: Retention) -> Transition:
         changes=_finish(JobStatus.CANCELLED, now_ms, retention) | {"error": EXPIRED},
         ready_index="leave",
         callback_due_ms=now_ms + CALLBACK_GRACE_MS,
+        has_callback=has_callback,
     )
 
 
