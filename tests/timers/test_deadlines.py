@@ -250,3 +250,14 @@ def test_a_retry_that_can_start_before_the_deadline_waits_as_usual(api: Api, clo
     assert report(api, job_id, held["attempt"], fail={"error": "boom"}) == {"status": "PENDING"}
     clock.advance(9_000)
     assert [j["id"] for j in claim(api)] == [job_id]
+
+
+def test_a_lease_that_ends_too_late_for_a_retry_fails_the_job_at_once(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    job_id = api.created(SPACE, expiresInMs=10_000, backoffMs=10_000, backoff={"kind": "constant"})
+    claim(api, leaseMs=5_000)
+    clock.advance(5_000)
+    bg.tick(1_000)
+    found = job(api, job_id)
+    assert (found["status"], found["error"]) == ("FAILED", "lease expired"), "not left waiting for nothing"
