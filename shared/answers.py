@@ -144,6 +144,8 @@ class JobSummary(Answer):
     guarantee: Guarantee
     """AT_MOST_ONCE: never handed out again once an attempt may have started (a lease that
     ends moves it to STALLED)."""
+    expiresAtMs: int | None
+    """The deadline: not finished by then, the job is cancelled with error `expired`."""
     createdAtMs: int
     runAtMs: int
     finishedAtMs: int | None

@@ -14,6 +14,7 @@ transition that lost a race (another worker, a cancel, a late report) changes no
     running, lease ended ──expire──▶ pending (attempts left) or failed      (the clock)
     running AT_MOST_ONCE, lease ended ──stall──▶ stalled                     (the clock)
     pending, claimable for the whole window ──unclaimed──▶ failed          (the clock)
+    pending | running, past its deadline ──deadline──▶ cancelled  (the clock, a claim, a report)
 
 A pending job waits in one of two places (`Place`): *due*, claimable now, kept in its
 order of hand-out; or *later*, not claimable before its ready time (a delay, the wait
@@ -193,6 +194,8 @@ class Job:
     priority: int = 0
     concurrency_key: str | None = None
     guarantee: Guarantee = AT_LEAST_ONCE
+    expires_at_ms: int | None = None
+    """Its deadline: not finished by then, it is cancelled (`deadline`); never handed out after."""
     progress: Progress | None = None
     callback: Callback | None = None
     error: str | None = None
@@ -219,6 +222,11 @@ class Guard:
     guarantee: Guarantee | None = None
     """The job's guarantee must be this one: the item, not the read that chose the
     transition, decides between a retry and a stall."""
+    unexpired_at_ms: int | None = None
+    """The job must have no deadline, or one after then: nothing is handed out, nor reported
+    for, past its deadline (the write itself decides, before the clock has cancelled it)."""
+    expired_by_ms: int | None = None
+    """The job must have a deadline, passed by then."""
 
 
 HoldKind = Literal["space", "name", "key"]
@@ -337,7 +345,12 @@ def claim(*, attempt_before: int, now_ms: int, lease_ms: int, takes: tuple[Take,
     return Transition(
         takes=takes,
         name="claim",
-        guard=Guard(statuses=frozenset({JobStatus.PENDING}), attempt=attempt_before, ready_by_ms=now_ms),
+        guard=Guard(
+            statuses=frozenset({JobStatus.PENDING}),
+            attempt=attempt_before,
+            ready_by_ms=now_ms,
+            unexpired_at_ms=now_ms,
+        ),
         to=JobStatus.RUNNING,
         changes={"attempt": attempt_before + 1, "lease_until_ms": now_ms + lease_ms, "ready_at_ms": None},
         ready_index="leave",
@@ -386,10 +399,17 @@ def fail(
     guard: Guard | None = None,
 ) -> Transition:
     """An attempt failed: retry after a wait while attempts are left, else fail for good.
-    `aging_ms` is the job name's aging interval in force (for the retry's place)."""
+    `aging_ms` is the job name's aging interval in force (for the retry's place).
+
+    A retry whose wait would end at or past the job's deadline could never be handed out
+    (claims hand out nothing past it): the job fails for good now, with this attempt's
+    error, rather than wait for nothing until the deadline cancels it."""
     failures = job.failures + 1
     guard = guard or Guard(statuses=RUNNING_ONLY, attempt=job.attempt)
-    if unrecoverable or failures >= job.max_attempts:
+    wait = retry_after_ms if retry_after_ms is not None else job.backoff.wait_ms(failures, rand)
+    ready = now_ms + wait
+    too_late = job.expires_at_ms is not None and ready >= job.expires_at_ms
+    if unrecoverable or failures >= job.max_attempts or too_late:
         changes = _finish(JobStatus.FAILED, now_ms, retention) | {"failures": failures, "error": error}
         return Transition(
             name="fail",
@@ -399,8 +419,6 @@ def fail(
             callback_due_ms=now_ms + CALLBACK_GRACE_MS,
             has_callback=job.callback is not None,
         )
-    wait = retry_after_ms if retry_after_ms is not None else job.backoff.wait_ms(failures, rand)
-    ready = now_ms + wait
     return Transition(
         name="retry",
         guard=guard,
@@ -457,6 +475,32 @@ def cancel(*, now_ms: int, retention: Retention) -> Transition:
         ready_index="leave",
         callback_due_ms=now_ms + CALLBACK_GRACE_MS,
     )
+
+
+EXPIRED = "expired"
+"""The error of a job cancelled at its deadline."""
+
+
+def deadline(*, now_ms: int, retention: Retention, has_callback: bool | None = None) -> Transition:
+    """The job's deadline has passed unfinished: cancelled, with error `expired`. Made by
+    the clock (from the deadline book), by a claim that finds the job among its candidates,
+    or by a report that arrives past it; the guard lets only the first of them apply. Each
+    has just read the job, so it knows whether the job has a callback."""
+    return Transition(
+        name="deadline",
+        guard=Guard(statuses=UNFINISHED, expired_by_ms=now_ms),
+        to=JobStatus.CANCELLED,
+        changes=_finish(JobStatus.CANCELLED, now_ms, retention) | {"error": EXPIRED},
+        ready_index="leave",
+        callback_due_ms=now_ms + CALLBACK_GRACE_MS,
+        has_callback=has_callback,
+    )
+
+
+def before_deadline(transition: Transition, *, now_ms: int) -> Transition:
+    """`transition` (a worker's report) applied only while the job's deadline has not passed."""
+    guard = dataclasses.replace(transition.guard, unexpired_at_ms=now_ms)
+    return dataclasses.replace(transition, guard=guard)
 
 
 LEASE_EXPIRED = "lease expired"

@@ -7,6 +7,7 @@ Lambda handlers only parse, call one of these, and render.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import random
 from collections.abc import Callable, Iterator, Sequence
@@ -16,6 +17,7 @@ from typing import Any
 from shared import defaults, limits, render, wire
 from shared.callbacks import TargetPolicy
 from shared.clock import Clock
+from shared.deadlines import cancel_expired
 from shared.errors import InvalidArgument, NotFound, ResourceExhausted
 from shared.ids import IdGenerator, is_ulid
 from shared.machine import (
@@ -27,6 +29,7 @@ from shared.machine import (
     NameState,
     Retention,
     Transition,
+    before_deadline,
     place,
     refusal,
     waiting_on,
@@ -44,7 +47,7 @@ from shared.schema import NewJob, Report, dump_json, parse
 from shared.spaces import Settings, SpaceSettings
 from shared.spread import Spreader
 from shared.store.blobs import ITEM_BUDGET, PLACES, Packed, pack, replacing
-from shared.store.codec import UpdateBuilder, approximate_size, job_item, purged
+from shared.store.codec import UpdateBuilder, approximate_size, expired, job_item, purged
 from shared.store.counters import Owner
 from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import ConditionFailed, Item
@@ -248,6 +251,7 @@ class Queue:
         run_at = request.runAtMs if request.runAtMs is not None else now + (request.delayMs or 0)
         if run_at > now + limits.MAX_DELAY_MS:
             raise InvalidArgument(f"{at}runAtMs: must be at most a year ahead ({now + limits.MAX_DELAY_MS})")
+        expires_at = _deadline(request, now, run_at, at)
         if request.callback is not None:
             self.targets.check_url(request.callback.url, at=f"{at}callback.url")
         raw = dump_json(request.payload)
@@ -279,6 +283,7 @@ class Queue:
             priority=request.priority,
             concurrency_key=request.concurrencyKey,
             guarantee=request.guarantee or AT_LEAST_ONCE,
+            expires_at_ms=expires_at,
             callback=Callback(request.callback.url, request.callback.headers) if request.callback else None,
             retry_of=retry_of.job_id if retry_of is not None else None,
         )
@@ -330,6 +335,7 @@ class Queue:
                 per_key_rate={
                     n: (r.tokens, r.interval_ms) for n in running if (r := policies.get(n).per_key_rate)
                 },
+                on_expired=functools.partial(self._cancel_expired, space, now=now),
             )
             if claimed or now >= deadline:
                 return self._answer(space, claimed, now)
@@ -364,6 +370,12 @@ class Queue:
             answer.append(shown)
             size += cost
         return answer
+
+    def _cancel_expired(self, space: str, item: Item, *, now: int) -> None:
+        """Cancel a job found past its deadline (by a claim, or a report), as the clock would
+        have: a fault leaves it to the clock, rather than fail the claim or the report."""
+        with _afterthought(self.jobs.load(space, item, bodies=False)):
+            cancel_expired(self.jobs, space, item, now_ms=now, retention=self.settings.get(space).retention)
 
     def _unshowable(self, space: str, job: Job, now: int) -> None:
         """Fail for good a job whose payload cannot be shown (say, one stored before nesting
@@ -421,10 +433,11 @@ class Queue:
         now = self.clock.now_ms()
         try:
             transition, stored, outside, read = self._decide(space, report, settings, now)
+            transition = before_deadline(transition, now_ms=now)
             if outside is not None:
                 self._name_place(space, report, outside, now)
         except _Rejected as rejected:
-            return render.rejection(rejected.reason, rejected.message)
+            return self._rejection(space, rejected, now)
         if outside is not None:
             self.jobs.blobs.store([outside])
         try:
@@ -434,7 +447,7 @@ class Queue:
         except _Rejected as rejected:
             if outside is not None:
                 self._discard(space, report.id, outside)
-            return render.rejection(rejected.reason, rejected.message)
+            return self._rejection(space, rejected, now)
         self._journal(space, report, item, now, with_event=with_event)
         if events_full:
             message = _REASONS["TOO_MANY_EVENTS"].format(max=settings.max_events)
@@ -476,9 +489,9 @@ class Queue:
                     continue
                 if reason is None and transition.name == "touch":
                     # The lease already ends later than asked: a lease is never shortened.
-                    transition = keep_transition(attempt=report.attempt)
+                    transition = before_deadline(keep_transition(attempt=report.attempt), now_ms=now)
                     continue
-                raise self._rejected(reason or "RACE", report) from None
+                raise self._rejected(reason or "RACE", report, failed.item) from None
         raise self._rejected("RACE", report)
 
     def _counted(self, space: str, settings: Settings) -> bool:
@@ -495,11 +508,12 @@ class Queue:
             self.jobs.apply(
                 space,
                 report.id,
-                keep_transition(attempt=report.attempt),
+                before_deadline(keep_transition(attempt=report.attempt), now_ms=now),
                 extra=lambda update: update.add(PLACES, {place}),
             )
         except ConditionFailed as failed:
-            raise self._rejected(self._refusal(failed.item, report, now) or "RACE", report) from None
+            reason = self._refusal(failed.item, report, now) or "RACE"
+            raise self._rejected(reason, report, failed.item) from None
 
     def _discard(self, space: str, job_id: str, value: Packed) -> None:
         try:
@@ -507,8 +521,20 @@ class Queue:
         except Exception:  # the job names the place: retention removes it later
             logger.warning("could not remove a refused report's value", extra={"job": job_id})
 
-    def _rejected(self, reason: str, report: Report) -> _Rejected:
-        return _Rejected(reason, _REASONS[reason].format(id=report.id, attempt=report.attempt))
+    def _rejected(self, reason: str, report: Report, item: Item | None = None) -> _Rejected:
+        """The report's refusal; `item`, the job's item that refused it (for an expired job,
+        which the refusal then cancels)."""
+        message = _REASONS[reason].format(id=report.id, attempt=report.attempt)
+        if reason == "EXPIRED":
+            return _Rejected("ALREADY_FINISHED", message, expired=item)
+        return _Rejected(reason, message)
+
+    def _rejection(self, space: str, rejected: _Rejected, now: int) -> dict[str, Any]:
+        """A refused report's outcome; a job found past its deadline is cancelled first (the
+        clock would have soon), so the worker is told it has finished, and it has."""
+        if rejected.expired is not None:
+            self._cancel_expired(space, rejected.expired, now=now)
+        return render.rejection(rejected.reason, rejected.message)
 
     def _decide(
         self, space: str, report: Report, settings: Settings, now: int
@@ -587,7 +613,7 @@ class Queue:
         item = self.jobs.get_item(space, report.id)
         reason = self._refusal(item, report, now)
         if reason is not None:
-            raise self._rejected(reason, report)
+            raise self._rejected(reason, report, item)
         assert item is not None
         return self.jobs.load(space, item, bodies=False), item
 
@@ -596,6 +622,8 @@ class Queue:
         """Why `report` cannot speak for the job as it stood (None: it can)."""
         if item is None or purged(item, now):
             return "NOT_FOUND"
+        if expired(item, now):
+            return "EXPIRED"
         return refusal(JobStatus(item["status"]), attempt=item["attempt"], reported_attempt=report.attempt)
 
     def _journal(self, space: str, report: Report, item: Item, now: int, *, with_event: bool) -> None:
@@ -759,20 +787,43 @@ def _afterthought(job: Job) -> Iterator[None]:
 
 
 class _Rejected(Exception):
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, reason: str, message: str, *, expired: Item | None = None) -> None:
         super().__init__(message)
         self.reason = reason
         self.message = message
+        self.expired = expired
+        """The item of a job the report found past its deadline, unfinished: to cancel."""
 
 
 _REASONS = {
     "STALE": "job {id}: attempt {attempt} is not the current attempt; stop working on it",
     "NOT_RUNNING": "job {id} is not held by anyone",
     "ALREADY_FINISHED": "job {id} has finished; stop working on it",
+    "EXPIRED": "job {id} has passed its deadline and is cancelled; stop working on it",
     "NOT_FOUND": "job {id} does not exist",
     "TOO_MANY_EVENTS": "the job has all the events its space allows ({max}); the rest of the report applied",
     "RACE": "job {id} changed while the report was applied; send it again",
 }
+
+
+def _deadline(request: NewJob, now: int, run_at: int, at: str) -> int | None:
+    """The job's deadline from `expiresAtMs` or `expiresInMs` (None: it has none). It must be
+    at most a year ahead, and after the job's first time: a job whose deadline comes first
+    could never run."""
+    if request.expiresAtMs is not None and request.expiresInMs is not None:
+        raise InvalidArgument(f"{at}expiresInMs: give expiresAtMs or expiresInMs, not both")
+    if request.expiresInMs is not None:
+        field, expires_at = "expiresInMs", now + request.expiresInMs
+    elif request.expiresAtMs is not None:
+        field, expires_at = "expiresAtMs", request.expiresAtMs
+    else:
+        return None
+    if expires_at > now + limits.MAX_DELAY_MS:
+        raise InvalidArgument(f"{at}{field}: must be at most a year ahead ({now + limits.MAX_DELAY_MS})")
+    if expires_at <= max(run_at, now):
+        first = max(run_at, now)
+        raise InvalidArgument(f"{at}{field}: must be later than the job can first run ({first})")
+    return expires_at
 
 
 def _cut(text: str, max_bytes: int) -> str:

@@ -43,6 +43,7 @@ def job(
         "priority": j.priority,
         "concurrencyKey": j.concurrency_key,
         "guarantee": j.guarantee,
+        "expiresAtMs": j.expires_at_ms,
         "createdAtMs": j.created_at_ms,
         "runAtMs": j.run_at_ms,
         "finishedAtMs": j.finished_at_ms,

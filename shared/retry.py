@@ -91,7 +91,8 @@ def retry(queue: Queue, space: str, ids: list[str]) -> list[dict[str, Any]]:
 def _request(old: Job, raw: bytes | None) -> dict[str, Any]:
     """The create request of a retry: the old job's name, payload and options as they were
     resolved for it (so a change of the space's defaults since does not change the retry).
-    It runs now: a delay was the old job's, and has passed."""
+    It runs now: a delay was the old job's, and has passed; a deadline keeps its span (the
+    time the old job had from when it could first run), not its instant, which has passed."""
     request: dict[str, Any] = {
         "name": old.name,
         "payload": None if raw is None else json.loads(raw),
@@ -102,6 +103,9 @@ def _request(old: Job, raw: bytes | None) -> dict[str, Any]:
         "priority": old.priority,
         "guarantee": old.guarantee,
     }
+    if old.expires_at_ms is not None:
+        # The deadline as the time the old job was given from when it could first run.
+        request["expiresInMs"] = max(1, old.expires_at_ms - max(old.created_at_ms, old.run_at_ms))
     if old.concurrency_key is not None:
         request["concurrencyKey"] = old.concurrency_key
     if old.callback is not None:

@@ -138,6 +138,10 @@ class NewJob(Body):
     guarantee: Literal["AT_LEAST_ONCE", "AT_MOST_ONCE"] | None = None
     """AT_LEAST_ONCE (the default): a lease that ends retries the job. AT_MOST_ONCE: never
     handed out again once an attempt may have started; a lease that ends stalls it."""
+    expiresAtMs: Ms | None = None
+    """The job's deadline: not finished by then, it is cancelled (at most a year ahead)."""
+    expiresInMs: Annotated[int, Field(ge=1, le=limits.MAX_DELAY_MS)] | None = None
+    """The deadline as a time from the create."""
 
     @model_validator(mode="after")
     def _one_start_time(self) -> NewJob:

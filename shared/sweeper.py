@@ -1,4 +1,5 @@
-"""What the clock does, every tick: expire leases, fail jobs nobody claimed, retry callbacks.
+"""What the clock does, every tick: cancel jobs past their deadlines, expire leases, fail
+jobs nobody claimed, retry callbacks.
 
 Each piece finds its work through a small index or the lease book (never a scan), and
 each change is a conditional write that a repeated or late tick cannot apply twice.
@@ -14,12 +15,15 @@ from typing import Literal
 
 from shared.callbacks import Dispatcher, Due
 from shared.clock import Clock
+from shared.deadlines import cancel_expired
 from shared.machine import JobStatus, expire, unclaimed
 from shared.policy import Policies, SpacePolicies
 from shared.spaces import SpaceSettings
 from shared.spread import Spreader
 from shared.store.blobs import pack, replacing
+from shared.store.codec import expired
 from shared.store.counters import Owner
+from shared.store.deadlines import DeadlineBucket
 from shared.store.dynamo import ConditionFailed, Item
 from shared.store.jobs import JobStore
 from shared.store.leases import Bucket, DueBuckets, LeaseBook
@@ -34,6 +38,8 @@ DRAIN_THREADS = 32
 class TickReport:
     expired: int = 0
     refiled: int = 0
+    past_deadline: int = 0
+    """Jobs this tick cancelled at their deadlines."""
     unclaimed: int = 0
     callbacks: dict[str, int] = field(default_factory=dict)
 
@@ -72,6 +78,7 @@ class Sweeper:
     def tick(self, *, tick_ms: int) -> TickReport:
         """One tick of a clock that ticks every `tick_ms`."""
         report = TickReport()
+        self.cancel_past_deadline(report)
         self.expire_leases(report)
         now, every = self.clock.now_ms(), self.unclaimed_every_ms
         # Stateless cadence: the tick that crosses a multiple of the interval does it, so a
@@ -93,6 +100,62 @@ class Sweeper:
             for name, spread in self.policies.space(space).spreads.items():
                 if not spread.at_rest:
                     self.spreader.narrow(space, name, spread, now)
+
+    # -- deadlines ------------------------------------------------------------
+
+    def cancel_past_deadline(self, report: TickReport, *, rounds: int = 400) -> None:
+        """Every job whose deadline has passed unfinished is cancelled (error `expired`),
+        found through the deadline book (`shared.store.deadlines`): jobs without a deadline
+        cost nothing here. Partitions are drained side by side, as the lease book's are."""
+        now = self.clock.now_ms()
+        book = self.jobs.deadlines
+        partitions = book.partitions()
+        with ThreadPoolExecutor(
+            min(DRAIN_THREADS, len(partitions)), thread_name_prefix="emit-deadlines"
+        ) as pool:
+            counts = list(
+                pool.map(lambda partition: self._drain_deadlines(partition, now, rounds), partitions)
+            )
+        report.past_deadline += sum(counts)
+
+    def _drain_deadlines(self, partition: str, now: int, rounds: int) -> int:
+        book, cancelled = self.jobs.deadlines, 0
+        for _ in range(rounds):
+            page, more = book.due(partition, now)
+            if not page:
+                break
+            wanted: dict[str, list[str]] = {}
+            for bucket in page:
+                wanted.setdefault(bucket.space, []).extend(e.job_id for e in bucket.entries)
+            items = {space: self.jobs.items(space, ids, consistent=False) for space, ids in wanted.items()}
+            for bucket in page:
+                cancelled += self._cancel_bucket(bucket, now, items[bucket.space])
+            book.remove(page)
+            if not more:
+                break
+        return cancelled
+
+    def _cancel_bucket(self, bucket: DeadlineBucket, now: int, items: dict[str, Item]) -> int:
+        """Cancel the bucket's jobs past their deadlines; file again those still ahead (a
+        bucket is due at its earliest). A job not found was never written: nothing to do."""
+        later: list[tuple[str, int]] = []
+        cancelled = 0
+        retention = self.settings.get(bucket.space).retention
+        for entry in bucket.entries:
+            if entry.expires_at_ms > now:
+                later.append((entry.job_id, entry.expires_at_ms))
+                continue
+            item = items.get(entry.job_id)
+            if item is None:
+                # Not seen by an eventually consistent read: read it for sure (None: the create
+                # died after filing it, and the job never came to be).
+                item = self.jobs.get_item(bucket.space, entry.job_id)
+            if item is None or not expired(item, now):
+                continue  # finished (a final status never changes back): nothing to do
+            cancelled += cancel_expired(self.jobs, bucket.space, item, now_ms=now, retention=retention)
+        if later:
+            self.jobs.deadlines.record(bucket.space, later)
+        return cancelled
 
     # -- leases ---------------------------------------------------------------
 

@@ -97,6 +97,8 @@ def jobs_create(args: argparse.Namespace) -> int:
             callback=callback,
             priority=args.priority,
             concurrency_key=args.concurrency_key,
+            expires_at_ms=args.expires_at_ms,
+            expires_in_ms=args.expires_in_ms,
         )
     _print(args, created.raw, lambda: print(f"{created.id} {created.outcome}"))
     return 0
@@ -330,6 +332,10 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("--backoff-ms", type=int, help="the first wait after a failure")
     create.add_argument("--priority", type=int, help="-1000 to 1000, higher first (default 0)")
     create.add_argument("--concurrency-key", help="jobs sharing it share the name's per-key limits")
+    create.add_argument("--expires-in-ms", type=int, help="not finished by now + this, it is cancelled")
+    create.add_argument(
+        "--expires-at-ms", type=int, help="not finished by this Unix time in ms, it is cancelled"
+    )
     create.add_argument("--callback-url", help="where to POST when the job finishes")
     create.add_argument(
         "--callback-header", action="append", default=[], metavar="NAME=VALUE", help="a header for it"

@@ -61,6 +61,8 @@ class Jobs:
         priority: int | None = None,
         concurrency_key: str | None = None,
         guarantee: Guarantee | None = None,
+        expires_at_ms: int | None = None,
+        expires_in_ms: int | None = None,
     ) -> Created:
         """Create one job. With a `key`, a repeat answers the earlier job (`duplicate`), so
         the call is also safe to send again after a lost answer, and the SDK does.
@@ -68,7 +70,9 @@ class Jobs:
         `priority` (-1,000 to 1,000, higher first) places it in its name's order of hand-out;
         jobs sharing a `concurrency_key` share the name's per-key limits. `guarantee=
         "at_most_once"` never hands the job out again once an attempt may have started: a
-        lease that ends without a report moves it to `stalled`."""
+        lease that ends without a report moves it to `stalled`. A deadline
+        (`expires_at_ms`, or `expires_in_ms` from now; not both): not finished by then, the
+        job is cancelled with error `expired`, and never handed out after it."""
         job = NewJob(
             name,
             payload,
@@ -83,6 +87,8 @@ class Jobs:
             priority=priority,
             concurrency_key=concurrency_key,
             guarantee=guarantee,
+            expires_at_ms=expires_at_ms,
+            expires_in_ms=expires_in_ms,
         )
         answer = self._transport.call("POST", self._path(), body=job.to_api(), repeatable=key is not None)
         return Created.from_api(answer)

@@ -65,6 +65,10 @@ class NewJob:
     """Jobs sharing a key share their name's per-key limits."""
     guarantee: Guarantee | None = None
     """`at_least_once` when left out (or the defaults the space sets for the name)."""
+    expires_at_ms: int | None = None
+    """The deadline (Unix ms): not finished by then, the job is cancelled (`expired`)."""
+    expires_in_ms: int | None = None
+    """The deadline as a time from the create; not with `expires_at_ms`."""
 
     def to_api(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "payload": self.payload}
@@ -82,6 +86,8 @@ class NewJob:
             "priority": self.priority,
             "concurrencyKey": self.concurrency_key,
             "guarantee": self.guarantee.upper() if self.guarantee else None,
+            "expiresAtMs": self.expires_at_ms,
+            "expiresInMs": self.expires_in_ms,
         }
         out.update((k, v) for k, v in options.items() if v is not None)
         return out
@@ -167,6 +173,8 @@ class Job:
     priority: int = 0
     concurrency_key: str | None = None
     guarantee: Guarantee = "at_least_once"
+    expires_at_ms: int | None = None
+    """The deadline: not finished by then, the job is cancelled with error `expired`."""
     waiting_on: WaitingOn | None = None
     """Pending (`get` only): why it is not running yet."""
     retry_of: str | None = None
@@ -212,6 +220,7 @@ class Job:
             priority=data.get("priority", 0),
             concurrency_key=data.get("concurrencyKey"),
             guarantee=cast(Guarantee, str(data.get("guarantee", "AT_LEAST_ONCE")).lower()),
+            expires_at_ms=data.get("expiresAtMs"),
             waiting_on=WaitingOn.from_api(data["waitingOn"]) if data.get("waitingOn") else None,
             retry_of=data.get("retryOf"),
             raw=dict(data),

@@ -24,6 +24,8 @@ from shared.store.table import LISTING_PARTITION
 
 GUARANTEE = "guarantee"
 """The job item's guarantee, present only when not AT_LEAST_ONCE."""
+EXPIRES_AT = "expiresAt"
+"""The job item's deadline (ms), present only on a job that has one."""
 HOLDS = "holds"
 """The job item's string set of the holds it has (`shared.machine.Hold` tags)."""
 
@@ -108,6 +110,8 @@ def job_item(
         item["concurrencyKey"] = job.concurrency_key
     if job.guarantee != AT_LEAST_ONCE:
         item[GUARANTEE] = job.guarantee  # the default is left out: most items stay as small
+    if job.expires_at_ms is not None:
+        item[EXPIRES_AT] = job.expires_at_ms  # only when set: claims' guard costs the rest nothing
     if job.callback is not None:
         item["callback"] = {"url": job.callback.url, "headers": job.callback.headers}
     if job.retry_of is not None:
@@ -142,6 +146,7 @@ def job_from_item(
         priority=item.get("priority", 0),
         concurrency_key=item.get("concurrencyKey"),
         guarantee=item.get(GUARANTEE, AT_LEAST_ONCE),
+        expires_at_ms=item.get(EXPIRES_AT),
         progress=Progress(progress["percent"], progress.get("message")) if progress else None,
         callback=Callback(callback["url"], callback.get("headers", {})) if callback else None,
         error=error,
@@ -226,6 +231,11 @@ class UpdateBuilder:
     def require_absent(self, attribute: str) -> None:
         self.conditions.append(f"attribute_not_exists({self._name(attribute)})")
 
+    def require_absent_or(self, attribute: str, op: str, value: Any) -> None:
+        """The attribute is absent, or compares to `value` as `op` says."""
+        name = self._name(attribute)
+        self.conditions.append(f"(attribute_not_exists({name}) OR {name} {op} {self._value(value)})")
+
     def require_in(self, attribute: str, options: list[Any]) -> None:
         placeholders = ", ".join(self._value(v) for v in options)
         self.conditions.append(f"{self._name(attribute)} IN ({placeholders})")
@@ -285,7 +295,6 @@ def transition_update(
     update = UpdateBuilder()
     _holds(update, transition, holds)
     due = transition.callback_due_ms
-    guard = transition.guard
     update.set("status", transition.to.value)
     for field, value in transition.changes.items():
         if field == "purge_at_ms":
@@ -305,7 +314,7 @@ def transition_update(
     if due is not None:
         update.conditions.append(f"attribute_{'exists' if callback else 'not_exists'}(#callback)")
         update.names["#callback"] = "callback"
-    _guard(update, guard)
+    _guard(update, transition.guard)
     return update
 
 
@@ -324,3 +333,14 @@ def _guard(update: UpdateBuilder, guard: Guard) -> None:
         update.require_absent(GUARANTEE)
     elif guard.guarantee is not None:
         update.require(GUARANTEE, "=", guard.guarantee)
+    if guard.unexpired_at_ms is not None:
+        update.require_absent_or(EXPIRES_AT, ">", guard.unexpired_at_ms)
+    if guard.expired_by_ms is not None:
+        update.require(EXPIRES_AT, "<=", guard.expired_by_ms)
+
+
+def expired(item: Item, now_ms: int) -> bool:
+    """Whether the stored job has a deadline, passed by `now_ms`, and is unfinished (the
+    `deadline` transition would apply)."""
+    at = item.get(EXPIRES_AT)
+    return at is not None and at <= now_ms and not JobStatus(item["status"]).is_final

@@ -38,6 +38,7 @@ from shared.store.codec import (
     HOLDS,
     UpdateBuilder,
     approximate_size,
+    expired,
     job_from_item,
     job_item,
     purged,
@@ -47,6 +48,7 @@ from shared.store.codec import (
     ttl_seconds,
 )
 from shared.store.counters import Counters, Owner, release_action, slot_shares, take_action
+from shared.store.deadlines import DeadlineBook
 from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize, values
 from shared.store.keyed import KeyEntries, KeyLook, Widths, at_rest
 from shared.store.leases import LeaseBook
@@ -168,12 +170,20 @@ class Census:
 
 
 class JobStore:
-    def __init__(self, db: Dynamo, blob_store: Blobs, leases: LeaseBook, widths: Widths = at_rest) -> None:
+    def __init__(
+        self,
+        db: Dynamo,
+        blob_store: Blobs,
+        leases: LeaseBook,
+        widths: Widths = at_rest,
+        deadlines: DeadlineBook | None = None,
+    ) -> None:
         """`widths`: each name's width now (`shared.spread`, through the policies' cache), where
         keys' entries are listed and moved so they spread with their name."""
         self.db = db
         self.blobs = blob_store
         self.leases = leases
+        self.deadlines = deadlines or DeadlineBook(db)
         self._rng = random.Random()
         self._contention = _Contention()
         self.counters = Counters(db)
@@ -209,7 +219,13 @@ class JobStore:
         retries of one job make one new job; a mark is never released.
 
         A job with a `concurrencyKey` waits in its key's lane: its key's entry is made to find
-        it first (`_enter_keys`), with `per_key` each name's `perKeyConcurrency`."""
+        it first (`_enter_keys`), with `per_key` each name's `perKeyConcurrency`.
+
+        Jobs with a deadline are filed in the deadline book first (one bucket for them all),
+        so the clock finds every one of them that comes to exist."""
+        self.deadlines.record(
+            space, [(r.job.id, r.job.expires_at_ms) for r in records if r.job.expires_at_ms is not None]
+        )
         self.blobs.store([r.payload for r in records if r.payload.s3_key is not None])
         self._enter_keys(space, records, per_key or {})
         holds = frozenset({Hold("space").tag}) if reservation is not None else frozenset()
@@ -541,6 +557,7 @@ class JobStore:
         limits: Mapping[str, NameLimits] | None = None,
         per_key: Mapping[str, int | None] | None = None,
         per_key_rate: Mapping[str, tuple[int, int]] | None = None,
+        on_expired: Callable[[Item], None] | None = None,
     ) -> list[Claimed]:
         """Hand out up to `count` jobs of `names` (each with its aging interval in force), in
         order of hand-out, each by a conditional write that only one claim can win.
@@ -562,7 +579,11 @@ class JobStore:
         for the names its first look finds), each of its jobs taking a slot of its
         `concurrency` in the job's own write. Keys' entries among the candidates are read
         for their head jobs (`_expand_keys`; `per_key`: each name's `perKeyConcurrency`),
-        each of which takes a slot of its key in its own write."""
+        each of which takes a slot of its key in its own write.
+
+        A candidate past its deadline is never handed out (the claim's own write refuses
+        it); `on_expired` is given its item as the refusal found it (to cancel it), and the
+        claim goes on down the same lane: no other claim took it."""
         contention = self._contention
         spread = contention.spread(space, names)
         new_look = functools.partial(
@@ -608,6 +629,7 @@ class JobStore:
                 room=room,
                 limits=limits or {},
                 keyed=keyed,
+                on_expired=on_expired,
             )
             self._settle_keys(space, keyed, now_ms)
             won += taken
@@ -632,6 +654,7 @@ class JobStore:
         room: _Room,
         limits: Mapping[str, NameLimits],
         keyed: Mapping[tuple[str, str], KeyLook],
+        on_expired: Callable[[Item], None] | None = None,
     ) -> tuple[list[Item], bool, int]:
         """Claim up to `count` of `rows` (in their order): what it won, whether it lost any
         to another claim, and the payload budget left. `room` says how many more of each
@@ -659,7 +682,16 @@ class JobStore:
         self.leases.record(
             space, [(row["sk"], t.changes["attempt"], t.changes["lease_until_ms"]) for row, t, _ in chosen]
         )
-        return self._claim_chosen(space, chosen, count=count, room=room, keyed=keyed, budget=budget)
+        return self._claim_chosen(
+            space,
+            chosen,
+            count=count,
+            room=room,
+            keyed=keyed,
+            budget=budget,
+            now_ms=now_ms,
+            on_expired=on_expired,
+        )
 
     def _claim_chosen(
         self,
@@ -670,6 +702,8 @@ class JobStore:
         room: _Room,
         keyed: Mapping[tuple[str, str], KeyLook],
         budget: int,
+        now_ms: int,
+        on_expired: Callable[[Item], None] | None = None,
     ) -> tuple[list[Item], bool, int]:
         """Claim the chosen candidates in order until `count` are won, within each limited
         name's room and each key's; a keyed job takes a slot of its key in its own write.
@@ -697,7 +731,19 @@ class JobStore:
                     shares=room.shares.get(name),
                     extra=_homeward(row),
                 )
-            except (ConditionFailed, Contended):
+            except ConditionFailed as failed:
+                budget += row.get("payloadBytes", 0)
+                if failed.item is not None and expired(failed.item, now_ms):
+                    # Past its deadline, not taken: the lane is still this claim's to go on in.
+                    if on_expired is not None:
+                        on_expired(failed.item)
+                    continue
+                # Another claim won it, or it changed since the index saw it: that claim is
+                # likely working down this lane (a shard, a slice, a key), so leave it the lane.
+                contended.add(lane)
+                lost = True
+                continue
+            except Contended:
                 # Another claim won it, or it changed since the index saw it: that claim is
                 # likely working down this lane (a shard, a slice, a key), so leave it the lane.
                 contended.add(lane)

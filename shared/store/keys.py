@@ -25,6 +25,11 @@ LOCAL_LEASE_SHARDS = 16
 """The lease book's partitions under `emit dev` and the tests, which tick every second
 and never see 10,000 claims a second: each tick reads every partition."""
 
+DEADLINE_SHARDS = 16
+"""The deadline book's partitions, shared by every space: a create request with deadlines
+puts one bucket and the clock deletes it. Creates with deadlines are fewer than claims,
+and a bucket a request (not a job), so fewer partitions than the lease book's hold them."""
+
 
 def _shard(job_id: str, shards: int) -> int:
     return zlib.crc32(job_id.encode()) % shards
@@ -278,3 +283,11 @@ def lease_partitions(shards: int) -> list[str]:
 
 def lease_bucket(n: int, expires_ms: int, bucket_id: str) -> dict[str, str]:
     return {"pk": f"LEASE#{n}", "sk": f"{expires_ms:013d}#{bucket_id}"}
+
+
+def deadline_partitions() -> list[str]:
+    return [f"DEADLINE#{n}" for n in range(DEADLINE_SHARDS)]
+
+
+def deadline_bucket(n: int, due_ms: int, bucket_id: str) -> dict[str, str]:
+    return {"pk": f"DEADLINE#{n}", "sk": f"{due_ms:013d}#{bucket_id}"}

@@ -274,6 +274,59 @@ KEYED = [
 """The state changes of jobs with a `concurrencyKey`: no key slot leaks, no keyed job is left
 where no claim finds it (issue 10, point 3)."""
 
+
+def deadlines_due(w: World) -> None:
+    """Two pending jobs filed in one deadline bucket: one past its deadline, the other's
+    still ahead (filed again by the tick)."""
+    jobs = [
+        {"name": "n", "expiresInMs": MINUTE_MS, "callback": CALLBACK},
+        {"name": "n", "expiresInMs": 60 * MINUTE_MS, "callback": CALLBACK},
+    ]
+    w.create({"jobs": jobs})
+    w.bg.stream()
+    w.clock.advance(MINUTE_MS + 1_000)
+
+
+def expired_then_live(w: World) -> None:
+    """A job past its deadline first in its name's order, a job without one behind it."""
+    w.create({"name": "n", "expiresInMs": MINUTE_MS, "callback": CALLBACK})
+    w.clock.advance(1)
+    w.create({"name": "n", "callback": CALLBACK})
+    w.bg.stream()
+    w.clock.advance(MINUTE_MS)
+
+
+def claimed_past_deadline(w: World) -> tuple[str, int]:
+    """A running job whose deadline passed before its worker reported (the clock has not run)."""
+    w.create({"name": "n", "expiresInMs": MINUTE_MS, "callback": CALLBACK})
+    [job] = w.claim(1, leaseMs=10 * MINUTE_MS)
+    w.bg.stream()
+    w.clock.advance(MINUTE_MS)
+    return job["id"], job["attempt"]
+
+
+DEADLINES = [
+    Operation(
+        "deadline-create",
+        nothing,
+        lambda w, _: w.create(
+            {
+                "jobs": [
+                    {"name": "n", "expiresInMs": MINUTE_MS},
+                    {"name": "n", "payload": SIDE, "expiresInMs": 1},
+                ]
+            }
+        ),
+    ),
+    Operation("deadline-tick", deadlines_due, lambda w, _: w.tick_invoke(), next_tick),
+    Operation("deadline-claim", expired_then_live, lambda w, _: w.claim(2)),
+    Operation("deadline-report", claimed_past_deadline, reporting(complete={"result": SIDE})),
+    Operation("limited-deadline-tick", limited(deadlines_due), lambda w, _: w.tick_invoke(), next_tick),
+    Operation("limited-deadline-claim", limited(expired_then_live), lambda w, _: w.claim(2)),
+]
+"""Jobs with deadlines: filed before they exist, cancelled once by whoever finds them past it
+(the clock, a claim, a report), their holds let go, their bucket removed."""
+
 OPERATIONS = [
     Operation(
         "create-single", nothing, lambda w, _: w.create({"name": "n", "payload": SIDE, "callback": CALLBACK})
@@ -345,6 +398,7 @@ OPERATIONS = [
     Operation("stream-retention-remove-dlq", removal_records, lambda w, records: None),
     *LIMITED,
     *KEYED,
+    *DEADLINES,
 ]
 BY_NAME = {op.name: op for op in OPERATIONS}
 

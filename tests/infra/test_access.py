@@ -366,8 +366,9 @@ def test_each_access_entry_is_exactly_what_its_endpoint_calls(api: Api, calls: C
 def test_the_stream_and_clock_entries_are_exactly_what_they_call(
     api: Api, calls: Calls, rt: Runtime, clock: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Callbacks (delivered, retried), leases (expired, renewed), never-claimed jobs, and a
-    removal by retention with side items, S3 objects, lines, events and a key."""
+    """Callbacks (delivered, retried), leases (expired, renewed), never-claimed jobs, deadlines
+    (one cancelled, one filed again), and a removal by retention with side items, S3
+    objects, lines, events and a key."""
     tried: set[bytes] = set()
 
     def receiver(request: httpx.Request) -> httpx.Response:
@@ -397,7 +398,7 @@ def test_the_stream_and_clock_entries_are_exactly_what_they_call(
     hook = {"url": "https://example.com/hook"}
     _ok(api.patch(space, {"webhookSecret": "s" * 20, "completedRetentionMs": 60_000}))
     big = {"blob": _incompressible(600_000)}
-    done, other, renewed, silent, _ = (
+    done, other, renewed, silent, _, timed, _ = (
         job["id"]
         for job in _ok(
             api.post(
@@ -408,6 +409,8 @@ def test_the_stream_and_clock_entries_are_exactly_what_they_call(
                     {"name": "renewed"},
                     {"name": "silent"},
                     {"name": "never", "delayMs": 1},
+                    {"name": "timed", "expiresInMs": 5_000},
+                    {"name": "timed", "expiresInMs": 9 * 86_400_000},
                 ],
             )
         )["jobs"]
@@ -437,6 +440,7 @@ def test_the_stream_and_clock_entries_are_exactly_what_they_call(
     clock.advance(10_000)
     bg.tick()  # the retry succeeds; the silent lease expires; the renewed one is filed again
     assert _ok(api.get(f"{space}/jobs/{silent}"))["error"] == "lease expired"
+    assert _ok(api.get(f"{space}/jobs/{timed}"))["error"] == "expired"  # the other is filed again
     clock.advance(8 * 86_400_000)
     bg.tick()  # never claimed
     calls.module = "ttl janitor"  # emit dev's stand-in for DynamoDB's TTL, not a function
