@@ -315,6 +315,23 @@ class Diagnostics(Answer):
     """Every name with unfinished jobs or a policy of its own, by name."""
 
 
+class OnFailure(Answer):
+    """A space's failure notices: a job of `name` for each job that ends FAILED or STALLED."""
+
+    name: str
+    sinceMs: int
+    """When the setting was first made: jobs that ended before it send no notice."""
+
+
+class OnSettled(Answer):
+    """A space's settled notices: a job of `name` for each job that ends in one of `statuses`."""
+
+    name: str
+    statuses: list[Literal["COMPLETED", "FAILED", "CANCELLED", "STALLED"]]
+    sinceMs: int
+    """When the setting was first made: jobs that ended before it send no notice."""
+
+
 class Space(Answer):
     """A space's settings in force, defaults filled in."""
 
@@ -334,6 +351,10 @@ class Space(Answer):
     failedRetentionMs: int
     policy: Policy
     """The default policy of the space's job names."""
+    onFailure: OnFailure | None
+    """Where failure notices go; null: nowhere."""
+    onSettled: OnSettled | None
+    """Where settled notices go; null: nowhere."""
     inFlight: int | None
     """Unfinished jobs created while the space had a `maxInFlight`; null while it has none
     (the count is kept only under a cap)."""

@@ -35,6 +35,8 @@ MAX_RETRY_AFTER_MS = DAY_MS
 MAX_DELAY_MS = YEAR_MS
 MAX_KEY_WINDOW_MS = DAY_MS
 MAX_LEASE_MS = 12 * HOUR_MS
+UNCAPPED = 10**15
+"""A cap no count reaches: what a write that is counted but never refused reserves under."""
 
 # Defaults for a job, unless its space's settings or the job say otherwise.
 DEFAULT_MAX_ATTEMPTS = 4

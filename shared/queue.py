@@ -7,6 +7,7 @@ Lambda handlers only parse, call one of these, and render.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import random
 from collections.abc import Callable, Iterator
@@ -99,12 +100,21 @@ class Queue:
 
     # -- create ---------------------------------------------------------------
 
-    def create(self, space: str, requests: list[NewJob], *, batch: bool) -> list[Inserted]:
-        """Create jobs, all or none: every job is checked before anything is written."""
+    def create(
+        self, space: str, requests: list[NewJob], *, batch: bool, once: Item | None = None
+    ) -> list[Inserted]:
+        """Create jobs, all or none: every job is checked before anything is written.
+
+        With `once` (one request: a notification, `shared.notify`), the job is written
+        with that marker item unless the marker exists (then: DUPLICATE, the job it names),
+        and it is counted under the space's `maxInFlight` but never refused by it: a notice
+        turned away would be lost, or would hold up every record behind it."""
         now = self.clock.now_ms()
         settings = self.settings.get(space)
         cap = settings.max_in_flight
-        if cap is not None and len(requests) > cap:
+        if once is not None and len(requests) != 1:
+            raise ValueError("a marker goes with exactly one job")
+        if cap is not None and len(requests) > cap and once is None:
             raise InvalidArgument(
                 f"jobs: a batch of {len(requests)} is larger than the space's maxInFlight of {cap}"
             )
@@ -117,13 +127,15 @@ class Queue:
             aging_ms = policies.get(request.name).aging_ms
             width = policies.spread(request.name).width
             record = self._new_record(space, request, settings, now, at, aging_ms=aging_ms, width=width)
+            if once is not None:
+                record = dataclasses.replace(record, once=once)
             if request.key is not None and request.key in first_with_key:
                 outcomes[i] = Inserted(first_with_key[request.key], False)
                 continue
             if request.key is not None:
                 first_with_key[request.key] = record.job.id
             records.append((i, record))
-        records, reservation = self._reserve(space, records, outcomes, settings, now)
+        records, reservation = self._reserve(space, records, outcomes, settings, now, refuse=once is None)
         try:
             # Names first: a job whose name is not listed is never found by a claim without
             # names, nor by the clock's check for jobs nobody claims.
@@ -161,13 +173,18 @@ class Queue:
         outcomes: list[Inserted | None],
         settings: Settings,
         now: int,
+        *,
+        refuse: bool = True,
     ) -> tuple[list[tuple[int, NewRecord]], Reservation | None]:
         """Room for `records` under the space's `maxInFlight` (None: no cap, nothing counted),
         and the records still to write. A full space still answers a repeat of a keyed create
-        with its job: it adds nothing."""
+        with its job: it adds nothing. Without `refuse`, the records are counted whatever
+        the count is."""
         cap = settings.max_in_flight
         if cap is None or not records:
             return records, None
+        if not refuse:
+            return records, self.spaces.reserve(space, len(records), limits.UNCAPPED, now)
         reservation = self.spaces.reserve(space, len(records), cap, now)
         if reservation is None:
             records = self._without_held_keys(space, records, outcomes, settings, now)
@@ -177,6 +194,12 @@ class Queue:
                     retry_after_ms=ROOM_RETRY_MS,
                 )
         return records, reservation
+
+    def notify(self, space: str, request: NewJob, marker: Item) -> Inserted:
+        """Create a notification job once per `marker` (`shared.notify`): through the
+        create path, with no jobDefaults of its name."""
+        [made] = self.create(space, [request], batch=False, once=marker)
+        return made
 
     def _without_held_keys(
         self,

@@ -15,6 +15,7 @@ Layout of the one table, every key a string (`pk`, `sk`):
 | token | `T` | `{token id}` |
 | lease bucket (claims to check when leases end) | `LEASE#{n}` (n of 64) | `{expires:013d}#{ulid}` |
 | callback delivery of a finished job | `C#{space}#{id}` | `-` |
+| marker of a finished job's notice (TTL two days) | `NOTE#{space}#{id}` | `onFailure` / `onSettled` |
 | the list of spaces (for the clock) | `SPACES` | `{space}` |
 | the spaces that have had a callback (for the clock) | `CALLBACKS` | `{space}` |
 
