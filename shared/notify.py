@@ -78,8 +78,8 @@ class Destination:
 SETTLED_ORDER = ("COMPLETED", "FAILED", "CANCELLED", "STALLED")
 
 
-def stored(kind: Kind, spec: Mapping[str, Any] | None, current: Mapping[str, Any] | None, now_ms: int) -> Any:
-    """The settings item's value for a PATCH of `kind` (None: remove it). A change of an
+def stored(spec: Mapping[str, Any] | None, current: Mapping[str, Any] | None, now_ms: int) -> Any:
+    """The settings item's value for a PATCH of a destination (None: remove it). A change of an
     existing destination keeps its `sinceMs`: jobs that ended since it was first set, and
     whose records the stream has yet to read, are still covered."""
     if spec is None:

@@ -107,7 +107,7 @@ def stored_changes(patch: SettingsPatch, current: Item | None, now_ms: int) -> d
             changes["backoff"] = merged if value is not None else None
         elif field in ("onFailure", "onSettled"):
             spec = value.model_dump() if value is not None else None
-            changes[field] = stored(field, spec, (current or {}).get(field), now_ms)
+            changes[field] = stored(spec, (current or {}).get(field), now_ms)
         elif field == "unclaimedMs" and value is None:
             changes[field] = UNCLAIMED_OFF
         else:

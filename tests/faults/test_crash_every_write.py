@@ -162,7 +162,10 @@ def failed_records_with_notices(w: World) -> list[dict[str, Any]]:
     w.request(
         "PATCH",
         f"/v1/spaces/{SPACE}",
-        {"onFailure": {"name": "alert"}, "onSettled": {"name": "audit", "statuses": sorted(NOTICES["audit"])}},
+        {
+            "onFailure": {"name": "alert"},
+            "onSettled": {"name": "audit", "statuses": sorted(NOTICES["audit"])},
+        },
     )
     w.notify = dict(NOTICES)
     job_id, attempt = one_claimed(w)
