@@ -122,9 +122,9 @@ class Notifier:
     """The stream's step for notifications: reads a space's destinations when a record
     needs them and sends the notices due.
 
-    Destinations read at time t answer for every job that finished by t (a setting made
-    after t has a later `sinceMs`, so it would not cover them anyway); a job that finished
-    after the last read is answered by a fresh read. So a stream batch reads a space's
+    Destinations read at time t answer for every job that finished before t (a setting
+    made after t has a later `sinceMs`, so it would not cover them anyway); a job that
+    finished since the last read is answered by a fresh read. So a stream batch reads a space's
     settings item once, and a setting is never missed for lack of a fresh read."""
 
     def __init__(self, *, clock: Clock, jobs: JobStore, spaces: SpaceStore, queue: Queue) -> None:
@@ -136,7 +136,7 @@ class Notifier:
 
     def destinations(self, space: str, finished_ms: int) -> list[Destination]:
         kept = self._read.get(space)
-        if kept is not None and kept[0] >= finished_ms:
+        if kept is not None and kept[0] > finished_ms:  # read after it finished (not in the same ms)
             return kept[1]
         now = self.clock.now_ms()
         item = self.spaces.settings(space) or {}

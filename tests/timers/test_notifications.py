@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from shared import limits, notify
 from shared.clock import ManualClock
 from shared.runtime import Runtime
 from tests.support import Api, Background
@@ -205,3 +206,31 @@ def test_nothing_configured_costs_no_write(api: Api, bg: Background, rt: Runtime
         for name, method in real.items():
             setattr(client, name, method)
     assert writes == []
+
+
+def test_a_full_space_counts_a_notice_but_never_refuses_it(api: Api, bg: Background) -> None:
+    settings(api, onFailure=ON_FAILURE, maxInFlight=2)
+    ending(api, FAIL)
+    api.created(f"/v1/spaces/{SPACE}", "charge")
+    api.created(f"/v1/spaces/{SPACE}", "charge")
+    assert api.post(JOBS, {"name": "charge"}).status == 429  # full: two unfinished
+    bg.stream()
+    [alert] = notices(api, "alert")
+    assert alert["status"] == "PENDING"
+    assert api.get(f"/v1/spaces/{SPACE}").body["inFlight"] == 3  # counted, over the cap
+
+
+def test_a_result_too_large_for_the_notice_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    item = {
+        "sk": "01J",
+        "name": "n",
+        "status": "COMPLETED",
+        "attempt": 1,
+        "maxAttempts": 4,
+        "finishedAtMs": 5,
+    }
+    assert notify.notice("onSettled", item, None, {"r": 1})["result"] == {"r": 1}
+    assert notify.notice("onFailure", item, None, {"r": 1})["result"] is None
+    monkeypatch.setattr(limits, "MAX_PAYLOAD_BYTES", 200)
+    big = notify.notice("onSettled", item, None, {"r": "x" * 300})
+    assert big["result"] is None and big["resultOmitted"] is True and big["settledAtMs"] == 5
