@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from emit import Emit
+
 from tests.support import eventually
 
 
