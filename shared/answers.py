@@ -368,6 +368,23 @@ class JobDefaults(Answer):
     expiresInMs: int | Omitted = omitted()
 
 
+class OnFailure(Answer):
+    """A space's failure notices: a job of `name` for each job that ends FAILED or STALLED."""
+
+    name: str
+    sinceMs: int
+    """When the setting was first made: jobs that ended before it send no notice."""
+
+
+class OnSettled(Answer):
+    """A space's settled notices: a job of `name` for each job that ends in one of `statuses`."""
+
+    name: str
+    statuses: list[Literal["COMPLETED", "FAILED", "CANCELLED", "STALLED"]]
+    sinceMs: int
+    """When the setting was first made: jobs that ended before it send no notice."""
+
+
 class Space(Answer):
     """A space's settings in force, defaults filled in."""
 
@@ -389,6 +406,10 @@ class Space(Answer):
     """The default policy of the space's job names."""
     jobDefaults: dict[str, JobDefaults]
     """Defaults per job name, by name (names with none are left out)."""
+    onFailure: OnFailure | None
+    """Where failure notices go; null: nowhere."""
+    onSettled: OnSettled | None
+    """Where settled notices go; null: nowhere."""
     inFlight: int | None
     """Unfinished jobs created while the space had a `maxInFlight`; null while it has none
     (the count is kept only under a cap)."""

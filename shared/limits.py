@@ -37,6 +37,8 @@ MAX_JOB_DEFAULTS_PER_PATCH = 100
 """Job names whose defaults one PATCH of a space may change (each is a write or two)."""
 MAX_KEY_WINDOW_MS = DAY_MS
 MAX_LEASE_MS = 12 * HOUR_MS
+UNCAPPED = 10**15
+"""A cap no count reaches: what a write that is counted but never refused reserves under."""
 
 # Defaults for a job, unless its space's settings or the job say otherwise.
 DEFAULT_MAX_ATTEMPTS = 4

@@ -7,6 +7,7 @@ Lambda handlers only parse, call one of these, and render.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import random
@@ -42,7 +43,7 @@ from shared.machine import keep as keep_transition
 from shared.machine import release as release_transition
 from shared.machine import touch as touch_transition
 from shared.observability import logger
-from shared.policy import Policies, Policy
+from shared.policy import Policies, Policy, SpacePolicies
 from shared.schema import NewJob, Report, dump_json, parse
 from shared.spaces import Settings, SpaceSettings
 from shared.spread import Spreader
@@ -121,6 +122,7 @@ class Queue:
         apply_defaults: bool = True,
         retry_of: Sequence[RetryOf] | None = None,
         field: str = "jobs",
+        once: Item | None = None,
     ) -> list[Inserted]:
         """Create jobs, all or none: every job is checked before anything is written.
 
@@ -128,36 +130,38 @@ class Queue:
         retries: the contract does not apply them there, and a retry copies its old job's
         options). `retry_of` (one per request) makes retries (`shared.retry`): each job is
         written with its old job's retry mark, so an old job is retried once (a repeat
-        answers the job its mark names, not NEW). `field`: what messages name the requests by."""
+        answers the job its mark names, not NEW). `field`: what messages name the requests by.
+
+        With `once` (one request: a notification, `shared.notify`), the job is written
+        with that marker item unless the marker exists (then: DUPLICATE, the job it names),
+        and it is counted under the space's `maxInFlight` but never refused by it: a notice
+        turned away would be lost, or would hold up every record behind it."""
         now = self.clock.now_ms()
         settings = self.settings.get(space)
         cap = settings.max_in_flight
-        if cap is not None and len(requests) > cap:
+        if once is not None and len(requests) != 1:
+            raise ValueError("a marker goes with exactly one job")
+        if cap is not None and len(requests) > cap and once is None:
             raise InvalidArgument(
                 f"{field}: a batch of {len(requests)} is larger than the space's maxInFlight of {cap}"
             )
         outcomes: list[Inserted | None] = [None] * len(requests)
-        records: list[tuple[int, NewRecord]] = []
-        first_with_key: dict[str, str] = {}
         policies = self.policies.space(space)
         if apply_defaults:
             # Before any check: a default is checked and resolved as if the creator sent it.
             requests = [defaults.fill(r, policies.job_defaults.get(r.name)) for r in requests]
-        for i, request in enumerate(requests):
-            at = f"{field}[{i}]." if batch else ""
-            aging_ms = policies.get(request.name).aging_ms
-            width = policies.spread(request.name).width
-            origin = retry_of[i] if retry_of is not None else None
-            record = self._new_record(
-                space, request, settings, now, at, aging_ms=aging_ms, width=width, retry_of=origin
-            )
-            if request.key is not None and request.key in first_with_key:
-                outcomes[i] = Inserted(first_with_key[request.key], False)
-                continue
-            if request.key is not None:
-                first_with_key[request.key] = record.job.id
-            records.append((i, record))
-        records, reservation = self._reserve(space, records, outcomes, settings, now)
+        records = self._new_records(
+            space,
+            requests,
+            settings,
+            now,
+            policies=policies,
+            outcomes=outcomes,
+            at=f"{field}[{{}}]." if batch else "",
+            retry_of=retry_of,
+            once=once,
+        )
+        records, reservation = self._reserve(space, records, outcomes, settings, now, refuse=once is None)
         try:
             # Names first: a job whose name is not listed is never found by a claim without
             # names, nor by the clock's check for jobs nobody claims.
@@ -188,6 +192,46 @@ class Queue:
             self.spreader.created(space, name, jobs, policies.spread(name), now)
         return [o for o in outcomes if o is not None]
 
+    def _new_records(
+        self,
+        space: str,
+        requests: list[NewJob],
+        settings: Settings,
+        now: int,
+        *,
+        policies: SpacePolicies,
+        outcomes: list[Inserted | None],
+        at: str,
+        retry_of: Sequence[RetryOf] | None,
+        once: Item | None,
+    ) -> list[tuple[int, NewRecord]]:
+        """Each request checked and resolved into what is written (by its place in the
+        request); a key sent twice in one request is answered with its first job, in
+        `outcomes`. `at`: the prefix of messages, `{}` for the request's place."""
+        records: list[tuple[int, NewRecord]] = []
+        first_with_key: dict[str, str] = {}
+        for i, request in enumerate(requests):
+            policy = policies.get(request.name)
+            record = self._new_record(
+                space,
+                request,
+                settings,
+                now,
+                at.format(i),
+                aging_ms=policy.aging_ms,
+                width=policies.spread(request.name).width,
+                retry_of=retry_of[i] if retry_of is not None else None,
+            )
+            if once is not None:
+                record = dataclasses.replace(record, once=once)
+            if request.key is not None and request.key in first_with_key:
+                outcomes[i] = Inserted(first_with_key[request.key], False)
+                continue
+            if request.key is not None:
+                first_with_key[request.key] = record.job.id
+            records.append((i, record))
+        return records
+
     def _reserve(
         self,
         space: str,
@@ -195,13 +239,18 @@ class Queue:
         outcomes: list[Inserted | None],
         settings: Settings,
         now: int,
+        *,
+        refuse: bool = True,
     ) -> tuple[list[tuple[int, NewRecord]], Reservation | None]:
         """Room for `records` under the space's `maxInFlight` (None: no cap, nothing counted),
         and the records still to write. A full space still answers a repeat of a keyed create
-        with its job: it adds nothing."""
+        with its job: it adds nothing. Without `refuse`, the records are counted whatever
+        the count is."""
         cap = settings.max_in_flight
         if cap is None or not records:
             return records, None
+        if not refuse:
+            return records, self.spaces.reserve(space, len(records), limits.UNCAPPED, now)
         reservation = self.spaces.reserve(space, len(records), cap, now)
         if reservation is None:
             records = self._without_held_keys(space, records, outcomes, settings, now)
@@ -211,6 +260,12 @@ class Queue:
                     retry_after_ms=ROOM_RETRY_MS,
                 )
         return records, reservation
+
+    def notify(self, space: str, request: NewJob, marker: Item) -> Inserted:
+        """Create a notification job once per `marker` (`shared.notify`): through the
+        create path, with no jobDefaults of its name."""
+        [made] = self.create(space, [request], batch=False, apply_defaults=False, once=marker)
+        return made
 
     def _without_held_keys(
         self,

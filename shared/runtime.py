@@ -20,6 +20,7 @@ from shared.auth import Tokens
 from shared.callbacks import Dispatcher, TargetPolicy
 from shared.clock import Clock, SystemClock
 from shared.diagnostics import Diagnostics
+from shared.notify import Notifier
 from shared.policy import Policies
 from shared.queue import Queue, QueueConfig
 from shared.spaces import SpaceSettings
@@ -116,6 +117,7 @@ class Runtime:
             deliveries=self.deliveries,
             dispatcher=self.dispatcher,
             spaces=self.space_store,
+            notifier=Notifier(clock=self.clock, jobs=self.jobs, spaces=self.space_store, queue=self.queue),
         )
 
     @classmethod

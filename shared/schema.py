@@ -291,6 +291,29 @@ class JobDefaults(Body):
     """Not applied to a job that sends `expiresAtMs`."""
 
 
+class OnFailureSpec(Body):
+    """Where a job of the space that ends failed (or stalled) sends its notice: a new job."""
+
+    name: JobName
+
+
+NoticeStatus = Literal["COMPLETED", "FAILED", "CANCELLED", "STALLED"]
+
+
+class OnSettledSpec(Body):
+    """Where a job of the space that ends in one of `statuses` sends its notice: a new job."""
+
+    name: JobName
+    statuses: Annotated[list[NoticeStatus], Field(min_length=1, max_length=4)]
+
+    @field_validator("statuses")
+    @classmethod
+    def _once_each(cls, statuses: list[str]) -> list[str]:
+        if len(set(statuses)) != len(statuses):
+            raise ValueError("must name each status at most once")
+        return statuses
+
+
 class SettingsPatch(Body):
     """A PATCH of a space's settings: a field given as null goes back to its default
     (for `unclaimedMs` and `maxInFlight`, null means off)."""
@@ -314,6 +337,10 @@ class SettingsPatch(Body):
     ) = None
     """Defaults per job name, merged name by name and field by field: a name given as null
     loses all its defaults; `jobDefaults: null` clears every name's."""
+    onFailure: OnFailureSpec | None = None
+    """null: no failure notices."""
+    onSettled: OnSettledSpec | None = None
+    """null: no settled notices."""
 
 
 def dump_json(value: Any) -> bytes:

@@ -10,6 +10,7 @@ from shared import defaults, limits
 from shared.clock import Clock, Recent
 from shared.errors import NotFound
 from shared.machine import Backoff, BackoffKind, Retention
+from shared.notify import Destination, stored
 from shared.policy import Policy, patch_fields
 from shared.schema import JobDefaults, SettingsPatch
 from shared.store import keys
@@ -35,6 +36,8 @@ class Settings:
     webhook_secret: str | None = None
     completed_retention_ms: int = limits.DEFAULT_COMPLETED_RETENTION_MS
     failed_retention_ms: int = limits.DEFAULT_FAILED_RETENTION_MS
+    on_failure: Destination | None = None
+    on_settled: Destination | None = None
 
     @classmethod
     def from_item(cls, item: Item | None) -> Settings:
@@ -57,6 +60,8 @@ class Settings:
             webhook_secret=item.get("webhookSecret"),
             completed_retention_ms=item.get("completedRetentionMs", base.completed_retention_ms),
             failed_retention_ms=item.get("failedRetentionMs", base.failed_retention_ms),
+            on_failure=Destination.of("onFailure", item.get("onFailure")),
+            on_settled=Destination.of("onSettled", item.get("onSettled")),
         )
 
     @property
@@ -83,10 +88,12 @@ class Settings:
             "webhookSecret": {"set": self.webhook_secret is not None},
             "completedRetentionMs": self.completed_retention_ms,
             "failedRetentionMs": self.failed_retention_ms,
+            "onFailure": self.on_failure.render() if self.on_failure else None,
+            "onSettled": self.on_settled.render() if self.on_settled else None,
         }
 
 
-def stored_changes(patch: SettingsPatch, current: Item | None) -> dict[str, Any]:
+def stored_changes(patch: SettingsPatch, current: Item | None, now_ms: int) -> dict[str, Any]:
     """The settings item's attributes to set (None: remove) for a PATCH body."""
     changes: dict[str, Any] = {}
     for field in patch.model_fields_set:
@@ -98,6 +105,9 @@ def stored_changes(patch: SettingsPatch, current: Item | None) -> dict[str, Any]
             if value is not None:
                 merged.update(value.model_dump(exclude_none=True))
             changes["backoff"] = merged if value is not None else None
+        elif field in ("onFailure", "onSettled"):
+            spec = value.model_dump() if value is not None else None
+            changes[field] = stored(spec, (current or {}).get(field), now_ms)
         elif field == "unclaimedMs" and value is None:
             changes[field] = UNCLAIMED_OFF
         else:
@@ -141,7 +151,9 @@ class SpaceSettings:
         }
 
     def patch(self, space: str, patch: SettingsPatch) -> dict[str, Any]:
-        self.store.write_settings(space, stored_changes(patch, self.store.settings(space)))
+        self.store.write_settings(
+            space, stored_changes(patch, self.store.settings(space), self.clock.now_ms())
+        )
         if "policy" in patch.model_fields_set:
             fields = patch_fields(patch.policy) if patch.policy is not None else None
             self.store.write_policy(keys.settings(space), fields, self.clock.now_ms())

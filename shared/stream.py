@@ -1,5 +1,5 @@
-"""What the table's stream drives: a callback when a job finishes, and cleaning up after a
-job that retention removed.
+"""What the table's stream drives: a callback and notices (`shared.notify`) when a job
+finishes, and cleaning up after a job that retention removed.
 
 Every step is safe to repeat: a delivery is recorded with a conditional put (a record
 seen twice starts nothing twice), attempts are held one sender at a time, and cleanup
@@ -17,6 +17,7 @@ from typing import Any
 from shared.callbacks import Dispatcher, Due
 from shared.clock import Clock
 from shared.machine import FINAL, JobStatus
+from shared.notify import Notifier
 from shared.store import keys
 from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import Item, deserialize
@@ -87,18 +88,24 @@ class StreamProcessor:
         deliveries: DeliveryStore,
         dispatcher: Dispatcher,
         spaces: SpaceStore,
+        notifier: Notifier | None = None,
     ) -> None:
         self.clock = clock
         self.jobs = jobs
         self.deliveries = deliveries
         self.dispatcher = dispatcher
         self.spaces = spaces
+        self.notifier = notifier
 
     def record(self, record: Mapping[str, Any]) -> Due | None:
         """Apply one record; answers the delivery it made due, with the finished job's item."""
         change = JobChange.of(record)
         if change is None:
             return None
+        if change.finished and change.new is not None and self.notifier is not None:
+            # Before the callback: a record that fails here is retried whole, and the
+            # callback's start is as safe to repeat as the notices are.
+            self.notifier.ended(change.space, change.new)
         if change.finished and change.new is not None and change.new.get("callback"):
             marked = str(change.new.get("gpk", "")).startswith(keys.CALLBACK_PREFIX)
             # Listed at create; again here (once a function) for a job made before its

@@ -68,6 +68,10 @@ class NewRecord:
     """The ready shards its name writes new jobs to (`shared.spread`)."""
     retry_ttl: int | None = None
     """A retry (`job.retry_of`): the TTL of the job it retries, which its retry mark keeps."""
+    once: Item | None = None
+    """A marker item that makes this job at most once (a notification: `shared.notify`):
+    put with the job, in its transaction, only if it does not exist; it keeps the job's id
+    (`jobId`), which a repeat answers as DUPLICATE."""
 
 
 @dataclass(frozen=True)
@@ -229,7 +233,7 @@ class JobStore:
         self.blobs.store([r.payload for r in records if r.payload.s3_key is not None])
         self._enter_keys(space, records, per_key or {})
         holds = frozenset({Hold("space").tag}) if reservation is not None else frozenset()
-        plain = [r for r in records if r.job.key is None and r.job.retry_of is None]
+        plain = [r for r in records if r.job.key is None and r.job.retry_of is None and r.once is None]
         if reservation is None:
             self.db.batch_put([_item(r) for r in plain if r.payload.side_item is None])
             with_side = [_new_items(r) for r in plain if r.payload.side_item is not None]
@@ -244,9 +248,40 @@ class JobStore:
         return [
             self._insert_keyed(space, r, key_released, reservation)
             if r.job.key is not None or r.job.retry_of is not None
+            else self._insert_once(r, reservation)
+            if r.once is not None
             else Inserted(r.job.id, True)
             for r in records
         ]
+
+    def _insert_once(self, record: NewRecord, reservation: Reservation | None) -> Inserted:
+        """A job written with its marker, or, when the marker exists, the job it names."""
+        assert record.once is not None and record.job.key is None
+        holds = frozenset({Hold("space").tag}) if reservation is not None else frozenset()
+        counted = [reservation.use(1)] if reservation is not None else []
+        marker = {
+            "Item": serialize(record.once | {"jobId": record.job.id}),
+            "ConditionExpression": "attribute_not_exists(pk)",
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        for _ in range(8):
+            try:
+                self.db.transact([{"Put": marker}, *map(_put, _new_items(record, holds)), *counted])
+                return Inserted(record.job.id, True)
+            except TransactionConflict as conflict:
+                codes = {r["code"] for r in conflict.reasons}
+                if codes - {None, "None", "ConditionalCheckFailed", "TransactionConflict"}:
+                    raise RuntimeError(f"job insert refused: {sorted(map(str, codes))}") from None
+                if "ConditionalCheckFailed" in codes:
+                    if record.payload.s3_key is not None:
+                        self.blobs.delete(record.job.space, record.job.id, _item(record))
+                    made = (
+                        conflict.reasons[0]["item"]
+                        or self.db.get({"pk": record.once["pk"], "sk": record.once["sk"]})
+                        or {}
+                    )
+                    return Inserted(str(made.get("jobId", "")), False)
+        raise RuntimeError(f"the marker of job {record.job.id} stayed contended; try again")
 
     def _enter_keys(self, space: str, records: list[NewRecord], per_key: Mapping[str, int | None]) -> None:
         """Before keyed jobs are written, each key's entry is moved to the first of them (if it

@@ -89,6 +89,7 @@ an object a job named must go with its job."""
 LEFT_TO_TTL = {
     "C#": "a removed job's delivery tombstone (state REMOVED): TTL two days after the removal",
     "K#": "an idempotency key whose job was removed: TTL a day after the job finished",
+    "NOTE#": "a notice's marker (one a finished job and destination): TTL two days after the notice",
 }
 """What the stream's cleanup after a removed job leaves for DynamoDB's TTL, and why. Each
 may wait only if it carries a `ttl` (a TTL janitor removes nothing else): checked right
@@ -259,6 +260,9 @@ class World:
     waiting: list[dict[str, Any]] = field(default_factory=list)
     """What was left, beyond what stays for good, once the stream had cleaned up after the
     removed jobs: it may only wait for TTL (`LEFT_TO_TTL`)."""
+    notify: dict[str, frozenset[str]] = field(default_factory=dict)
+    """The space's notice destinations (job name: the statuses it covers), set before any
+    job: every job that ends in one of them must send exactly one notice there."""
     final: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Every job item seen, as last seen: at the end, once every job has finished (and,
     for jobs retention removed earlier, just before TTL removed them)."""
@@ -447,6 +451,7 @@ class World:
             if times > 1:
                 found.append(f"job {job_id} attempt {attempt} was handed out {times} times")
         found += self._callback_problems()
+        found += self._notice_problems()
         found += self._leftovers(left)
         found += self._counts(left)
         return found
@@ -487,6 +492,27 @@ class World:
                 found.append(f"job {job_id}'s callback succeeded {successes[job_id]} times")
         for job_id in sorted(successes.keys() - self.final.keys()):
             found.append(f"a callback for job {job_id}, which never finished, succeeded")
+        return found
+
+    def _notice_problems(self) -> list[str]:
+        if not self.notify:
+            return []
+        sent: Counter[tuple[str, str]] = Counter()
+        for item in self.final.values():
+            if item["name"] in self.notify:
+                [raw] = self.rt.jobs.blobs.read_many(SPACE, [(item, "payload")])
+                sent[(item["name"], json.loads(raw or b"null")["jobId"])] += 1
+        found = []
+        for job_id, item in sorted(self.final.items()):
+            if item["name"] in self.notify:
+                continue
+            for name, statuses in sorted(self.notify.items()):
+                want = 1 if item["status"] in statuses else 0
+                if sent[(name, job_id)] != want:
+                    found.append(
+                        f"job {job_id} ended {item['status']} and sent {sent[(name, job_id)]} notices "
+                        f"to {name}, not {want}"
+                    )
         return found
 
     def _leftovers(self, left: list[dict[str, Any]]) -> list[str]:

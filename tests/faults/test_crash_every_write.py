@@ -153,6 +153,26 @@ def finished_records(w: World) -> list[dict[str, Any]]:
     return w.bg.records()
 
 
+NOTICES = {"alert": frozenset({"FAILED"}), "audit": frozenset({"COMPLETED", "FAILED", "CANCELLED"})}
+
+
+def failed_records_with_notices(w: World) -> list[dict[str, Any]]:
+    """The stream records of a job that just failed for good, in a space whose failure and
+    settled notices go to two names: its record makes two notice jobs."""
+    w.request(
+        "PATCH",
+        f"/v1/spaces/{SPACE}",
+        {
+            "onFailure": {"name": "alert"},
+            "onSettled": {"name": "audit", "statuses": sorted(NOTICES["audit"])},
+        },
+    )
+    w.notify = dict(NOTICES)
+    job_id, attempt = one_claimed(w)
+    w.report(job_id, attempt, fail={"error": "card declined", "unrecoverable": True})
+    return w.bg.records()
+
+
 def removal_records(w: World) -> list[dict[str, Any]]:
     """The REMOVE record of a job past retention that had every kind of item beside it: a key,
     a side item, lines, an event, an S3 result, a delivered callback."""
@@ -392,6 +412,16 @@ OPERATIONS = [
         finished_records,
         lambda w, records: w.stream_invoke(records),
         lambda w, records: None,
+    ),
+    Operation(
+        "stream-finish-notices", failed_records_with_notices, lambda w, records: w.stream_invoke(records)
+    ),
+    # The records fed again reversed: a notice made is found by its marker, in any order.
+    Operation(
+        "stream-finish-notices-reversed",
+        failed_records_with_notices,
+        lambda w, records: w.stream_invoke(records),
+        lambda w, records: w.stream_invoke([*reversed(records), *records]),
     ),
     Operation("stream-retention-remove", removal_records, lambda w, records: w.stream_invoke(records)),
     # The same record lost to the dead-letter queue before the stream function ever ran it.

@@ -366,9 +366,9 @@ def test_each_access_entry_is_exactly_what_its_endpoint_calls(api: Api, calls: C
 def test_the_stream_and_clock_entries_are_exactly_what_they_call(
     api: Api, calls: Calls, rt: Runtime, clock: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Callbacks (delivered, retried), leases (expired, renewed), never-claimed jobs, deadlines
-    (one cancelled, one filed again), and a removal by retention with side items, S3
-    objects, lines, events and a key."""
+    """Callbacks (delivered, retried), notices (one with its payload in S3), leases (expired,
+    renewed), never-claimed jobs, deadlines (one cancelled, one filed again), and a removal
+    by retention with side items, S3 objects, lines, events and a key."""
     tried: set[bytes] = set()
 
     def receiver(request: httpx.Request) -> httpx.Response:
@@ -396,7 +396,9 @@ def test_the_stream_and_clock_entries_are_exactly_what_they_call(
     bg = Background(rt)
     space = "/v1/spaces/later"
     hook = {"url": "https://example.com/hook"}
-    _ok(api.patch(space, {"webhookSecret": "s" * 20, "completedRetentionMs": 60_000}))
+    # Every completed job sends a settled notice: one whose result is large goes to S3.
+    notices = {"onSettled": {"name": "audit", "statuses": ["COMPLETED"]}}
+    _ok(api.patch(space, {"webhookSecret": "s" * 20, "completedRetentionMs": 60_000, **notices}))
     big = {"blob": _incompressible(600_000)}
     done, other, renewed, silent, _, timed, _ = (
         job["id"]

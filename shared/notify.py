@@ -1,0 +1,171 @@
+"""Failure and settled notifications: a job that ends sends a notice as a new job.
+
+A space's `onFailure` and `onSettled` name a job name (the destination); when a job of
+the space ends in a status the destination covers, the stream creates one job of that
+name with the notice as its payload. Exactly once per ending and destination: the new
+job is written in one transaction with a marker keyed by (ended job, destination kind),
+on the condition that the marker does not exist, so a record fed twice, out of order,
+or replayed after a crash between writes makes nothing more (the repeat finds the
+marker and answers the job it names). The marker outlives every replay of the record
+(DynamoDB keeps stream records a day) and then goes by TTL.
+
+A destination covers the jobs that end once it is set (`sinceMs`, kept across changes
+of the destination, so a job that ended before the setting never sends a notice), and
+no job of a destination's name sends any notice (a notice about a notice would never
+end). A space with neither setting costs no write at all, and a read of its settings
+item at most once per stream batch (`Notifier`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from shared import limits
+from shared.clock import Clock
+from shared.machine import KEPT_AS_FAILED, JobStatus
+from shared.schema import NewJob, dump_json
+from shared.store import keys
+from shared.store.codec import ttl_seconds
+from shared.store.dynamo import Item
+from shared.store.table import TTL_ATTRIBUTE
+
+if TYPE_CHECKING:
+    from shared.queue import Queue
+    from shared.store.jobs import Inserted, JobStore
+    from shared.store.spaces import SpaceStore
+
+Kind = Literal["onFailure", "onSettled"]
+
+FAILURE: frozenset[str] = frozenset(s.value for s in KEPT_AS_FAILED)
+"""The endings `onFailure` covers: FAILED and STALLED, the jobs that ended without doing
+their work."""
+
+MARKER_MS = 2 * limits.DAY_MS
+"""How long a notice's marker is kept after the notice was made: past every replay of
+the ending's stream record (a day on AWS)."""
+
+
+@dataclass(frozen=True)
+class Destination:
+    """One of a space's notification settings, as stored."""
+
+    kind: Kind
+    name: str
+    statuses: frozenset[str]
+    """The endings (upper-case statuses) it covers."""
+    since_ms: int
+    """Jobs that ended before this are not covered (the setting was made then)."""
+
+    @classmethod
+    def of(cls, kind: Kind, stored: Mapping[str, Any] | None) -> Destination | None:
+        if not stored:
+            return None
+        statuses = FAILURE if kind == "onFailure" else frozenset(stored["statuses"])
+        return cls(kind, str(stored["name"]), statuses, int(stored["sinceMs"]))
+
+    def render(self) -> dict[str, Any]:
+        shown: dict[str, Any] = {"name": self.name}
+        if self.kind == "onSettled":
+            shown["statuses"] = [s for s in SETTLED_ORDER if s in self.statuses]
+        shown["sinceMs"] = self.since_ms
+        return shown
+
+
+SETTLED_ORDER = ("COMPLETED", "FAILED", "CANCELLED", "STALLED")
+
+
+def stored(spec: Mapping[str, Any] | None, current: Mapping[str, Any] | None, now_ms: int) -> Any:
+    """The settings item's value for a PATCH of a destination (None: remove it). A change of an
+    existing destination keeps its `sinceMs`: jobs that ended since it was first set, and
+    whose records the stream has yet to read, are still covered."""
+    if spec is None:
+        return None
+    since = int(current["sinceMs"]) if current and "sinceMs" in current else now_ms
+    return {**spec, "sinceMs": since}
+
+
+def due(destinations: list[Destination], item: Item) -> list[Destination]:
+    """The destinations a job that just ended (its finished item) sends a notice to."""
+    name = item.get("name")
+    if any(d.name == name for d in destinations):
+        return []
+    finished = int(item.get("finishedAtMs") or 0)
+    status = str(item["status"])
+    return [d for d in destinations if status in d.statuses and finished >= d.since_ms]
+
+
+def notice(kind: Kind, item: Item, error: str | None, result: Any) -> dict[str, Any]:
+    """The notice's payload, as the contract lists it. A result too large to go in a
+    payload beside the rest is left out (null, with `resultOmitted`): the job has it."""
+    status = str(item["status"])
+    body: dict[str, Any] = {
+        "jobId": item["sk"],
+        "name": item["name"],
+        "status": status,
+        "attempts": int(item.get("attempt") or 0),
+        "maxAttempts": int(item["maxAttempts"]),
+        "error": error,
+        "result": result if kind == "onSettled" and status == JobStatus.COMPLETED.value else None,
+        "failedAtMs" if kind == "onFailure" else "settledAtMs": int(item["finishedAtMs"]),
+    }
+    if len(dump_json(body)) > limits.MAX_PAYLOAD_BYTES:
+        body["result"] = None
+        body["resultOmitted"] = True
+    return body
+
+
+class Notifier:
+    """The stream's step for notifications: reads a space's destinations when a record
+    needs them and sends the notices due.
+
+    Destinations read at time t answer for every job that finished before t (a setting
+    made after t has a later `sinceMs`, so it would not cover them anyway); a job that
+    finished since the last read is answered by a fresh read. So a stream batch reads a space's
+    settings item once, and a setting is never missed for lack of a fresh read."""
+
+    def __init__(self, *, clock: Clock, jobs: JobStore, spaces: SpaceStore, queue: Queue) -> None:
+        self.clock = clock
+        self.jobs = jobs
+        self.spaces = spaces
+        self.queue = queue
+        self._read: dict[str, tuple[int, list[Destination]]] = {}
+
+    def destinations(self, space: str, finished_ms: int) -> list[Destination]:
+        kept = self._read.get(space)
+        if kept is not None and kept[0] > finished_ms:  # read after it finished (not in the same ms)
+            return kept[1]
+        now = self.clock.now_ms()
+        item = self.spaces.settings(space) or {}
+        found = [d for kind in ("onFailure", "onSettled") if (d := Destination.of(kind, item.get(kind)))]
+        self._read[space] = (now, found)
+        return found
+
+    def ended(self, space: str, item: Item) -> list[Inserted]:
+        """Send the notices of one job that just ended (its item as the stream saw it)."""
+        destinations = self.destinations(space, int(item.get("finishedAtMs") or 0))
+        if not destinations:
+            return []
+        due_now = due(destinations, item)
+        if not due_now:
+            return []
+        # Only what a notice carries: the payload is not read.
+        result, error = self.jobs.blobs.read_many(space, [(item, "result"), (item, "error")])
+        made = []
+        for destination in due_now:
+            body = notice(
+                destination.kind,
+                item,
+                error.decode() if error is not None else None,
+                json.loads(result) if result is not None else None,
+            )
+            marker = keys.notice(space, str(item["sk"]), destination.kind) | {
+                TTL_ATTRIBUTE: ttl_seconds(self.clock.now_ms() + MARKER_MS)
+            }
+            # Built, not validated: the name was checked when set, and the notice wraps a
+            # result that was checked when reported (one level deeper than it was).
+            request = NewJob.model_construct(name=destination.name, payload=body)
+            made.append(self.queue.notify(space, request, marker))
+        return made

@@ -1,0 +1,251 @@
+"""Failure and settled notifications: one notice job per ending and destination, from the
+stream, whatever the stream does with its records (twice, reversed, replayed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from shared import limits, notify
+from shared.clock import ManualClock
+from shared.runtime import Runtime
+from tests.support import Api, Background
+
+SPACE = "notes"
+JOBS = f"/v1/spaces/{SPACE}/jobs"
+ON_FAILURE = {"name": "alert"}
+ON_SETTLED = {"name": "audit", "statuses": ["COMPLETED", "FAILED", "CANCELLED", "STALLED"]}
+
+
+def settings(api: Api, **fields: Any) -> dict[str, Any]:
+    answer = api.patch(f"/v1/spaces/{SPACE}", fields)
+    assert answer.status == 200, answer
+    return dict(answer.body)
+
+
+def ending(api: Api, how: dict[str, Any], name: str = "charge", **fields: Any) -> str:
+    """A job of `name`, claimed and reported `how` (or cancelled)."""
+    job_id = api.created(f"/v1/spaces/{SPACE}", name, **fields)
+    if how == {"cancel": True}:
+        assert api.post(f"{JOBS}:cancel", [job_id]).status == 200
+        return job_id
+    [held] = api.post(f"{JOBS}:claim", {"count": 1, "names": [name]}).body["jobs"]
+    answer = api.post(f"{JOBS}:report", {"id": job_id, "attempt": held["attempt"], **how})
+    assert answer.status == 200, answer
+    return job_id
+
+
+def notices(api: Api, name: str) -> list[dict[str, Any]]:
+    """Every job of `name` in the space, oldest first, with its payload."""
+    listed = api.get(JOBS, query={"name": name, "limit": 1000}).body["jobs"]
+    return [api.get(f"{JOBS}/{job['id']}").body for job in reversed(listed)]
+
+
+FAIL = {"fail": {"error": "card declined", "unrecoverable": True}}
+
+
+def test_a_failed_job_sends_one_notice_to_each_destination(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    settings(api, onFailure=ON_FAILURE, onSettled=ON_SETTLED)
+    job_id = ending(api, FAIL, maxAttempts=3)
+    finished = api.get(f"{JOBS}/{job_id}").body["finishedAtMs"]
+    bg.stream()
+    [alert] = notices(api, "alert")
+    [audit] = notices(api, "audit")
+    common = {
+        "jobId": job_id,
+        "name": "charge",
+        "status": "FAILED",
+        "attempts": 1,
+        "maxAttempts": 3,
+        "error": "card declined",
+        "result": None,
+    }
+    assert alert["payload"] == common | {"failedAtMs": finished}
+    assert audit["payload"] == common | {"settledAtMs": finished}
+    # Ordinary jobs: pending, claimable, listed.
+    assert alert["status"] == audit["status"] == "PENDING"
+    [claimed] = api.post(f"{JOBS}:claim", {"count": 1, "names": ["alert"]}).body["jobs"]
+    assert claimed["id"] == alert["id"] and claimed["payload"] == alert["payload"]
+
+
+def test_a_completed_job_settles_with_its_result_and_sends_no_failure_notice(
+    api: Api, bg: Background
+) -> None:
+    settings(api, onFailure=ON_FAILURE, onSettled={"name": "audit", "statuses": ["COMPLETED"]})
+    job_id = ending(api, {"complete": {"result": {"receipt": "r_1"}}})
+    bg.stream()
+    assert notices(api, "alert") == []
+    [audit] = notices(api, "audit")
+    assert audit["payload"]["jobId"] == job_id
+    assert audit["payload"]["status"] == "COMPLETED"
+    assert audit["payload"]["result"] == {"receipt": "r_1"}
+    assert audit["payload"]["error"] is None
+
+
+@pytest.mark.parametrize("how", [{"cancel": True}, {"complete": {"result": 1}}])
+def test_settled_covers_only_its_statuses(api: Api, bg: Background, how: dict[str, Any]) -> None:
+    settings(api, onSettled={"name": "audit", "statuses": ["FAILED"]})
+    ending(api, how)
+    bg.stream()
+    assert notices(api, "audit") == []
+
+
+def test_records_fed_twice_and_reversed_make_one_notice_each(api: Api, bg: Background) -> None:
+    settings(api, onFailure=ON_FAILURE, onSettled=ON_SETTLED)
+    ids = [ending(api, FAIL), ending(api, {"cancel": True}), ending(api, {"complete": {"result": 2}})]
+    records = bg.records()
+    bg.stream(list(reversed(records)))
+    bg.stream(records)
+    bg.stream(records + list(reversed(records)))
+    assert [n["payload"]["jobId"] for n in notices(api, "alert")] == [ids[0]]
+    assert sorted(n["payload"]["jobId"] for n in notices(api, "audit")) == sorted(ids)
+
+
+def test_jobs_of_destination_names_send_none(api: Api, bg: Background) -> None:
+    settings(api, onFailure=ON_FAILURE, onSettled=ON_SETTLED)
+    ending(api, FAIL, name="alert")
+    ending(api, FAIL, name="audit")
+    bg.stream()
+    # Only the two jobs made here: neither sent a notice to the other, nor to itself.
+    assert len(notices(api, "alert")) == 1 and len(notices(api, "audit")) == 1
+    bg.stream()
+    assert len(notices(api, "alert")) == 1 and len(notices(api, "audit")) == 1
+
+
+def test_jobs_that_ended_before_the_setting_are_not_covered(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    ending(api, FAIL)  # ended; the stream has not read its record yet
+    clock.advance(1)
+    settings(api, onFailure=ON_FAILURE)
+    later = ending(api, FAIL)
+    bg.stream()
+    assert [n["payload"]["jobId"] for n in notices(api, "alert")] == [later]
+
+
+def test_a_setting_changed_keeps_covering_jobs_that_ended_since_it_was_made(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    made = settings(api, onFailure=ON_FAILURE)["onFailure"]
+    job_id = ending(api, FAIL)
+    clock.advance(1)
+    changed = settings(api, onFailure={"name": "pager"})["onFailure"]
+    assert changed == {"name": "pager", "sinceMs": made["sinceMs"]}
+    bg.stream()
+    assert [n["payload"]["jobId"] for n in notices(api, "pager")] == [job_id]
+
+
+def test_a_setting_made_after_a_stream_read_is_seen(api: Api, bg: Background, clock: ManualClock) -> None:
+    """The stream's read of the settings answers only for jobs that ended before it."""
+    ending(api, FAIL)
+    bg.stream()  # read the (empty) settings
+    clock.advance(1)
+    settings(api, onFailure=ON_FAILURE)
+    job_id = ending(api, FAIL)
+    bg.stream()
+    assert [n["payload"]["jobId"] for n in notices(api, "alert")] == [job_id]
+
+
+def test_settings_show_and_clear_destinations(api: Api, clock: ManualClock) -> None:
+    shown = settings(
+        api, onFailure=ON_FAILURE, onSettled={"name": "audit", "statuses": ["FAILED", "COMPLETED"]}
+    )
+    assert shown["onFailure"] == {"name": "alert", "sinceMs": clock.now_ms()}
+    assert shown["onSettled"] == {
+        "name": "audit",
+        "statuses": ["COMPLETED", "FAILED"],
+        "sinceMs": clock.now_ms(),
+    }
+    cleared = settings(api, onFailure=None, onSettled=None)
+    assert cleared["onFailure"] is None and cleared["onSettled"] is None
+    assert api.get(f"/v1/spaces/{SPACE}").body["onFailure"] is None
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"onFailure": {}}, "onFailure.name"),
+        ({"onFailure": {"name": "bad name"}}, "onFailure.name"),
+        ({"onFailure": {"name": "a", "statuses": ["FAILED"]}}, "onFailure.statuses"),
+        ({"onSettled": {"name": "a"}}, "onSettled.statuses"),
+        ({"onSettled": {"name": "a", "statuses": []}}, "onSettled.statuses"),
+        ({"onSettled": {"name": "a", "statuses": ["PENDING"]}}, "onSettled.statuses[0]"),
+        ({"onSettled": {"name": "a", "statuses": ["FAILED", "FAILED"]}}, "onSettled.statuses"),
+        ({"onSettled": "audit"}, "onSettled"),
+    ],
+)
+def test_bad_destinations_are_refused_naming_the_field(api: Api, body: dict[str, Any], field: str) -> None:
+    answer = api.patch(f"/v1/spaces/{SPACE}", body)
+    assert answer.status == 400, answer
+    assert answer.body["message"].startswith(f"{field}:"), answer.body
+
+
+def test_nothing_configured_costs_no_write(api: Api, bg: Background, rt: Runtime) -> None:
+    settings(api, maxAttempts=2)
+    ending(api, FAIL)
+    records = bg.records()
+    writes: list[str] = []
+    client = rt.db.client
+    real = {name: getattr(client, name) for name in ("put_item", "update_item", "transact_write_items")}
+
+    def counting(name: str) -> Any:
+        def call(**kwargs: Any) -> Any:
+            writes.append(name)
+            return real[name](**kwargs)
+
+        return call
+
+    for name in real:
+        setattr(client, name, counting(name))
+    try:
+        bg.stream(records)
+    finally:
+        for name, method in real.items():
+            setattr(client, name, method)
+    assert writes == []
+
+
+def test_a_full_space_counts_a_notice_but_never_refuses_it(api: Api, bg: Background) -> None:
+    settings(api, onFailure=ON_FAILURE, maxInFlight=2)
+    ending(api, FAIL)
+    api.created(f"/v1/spaces/{SPACE}", "charge")
+    api.created(f"/v1/spaces/{SPACE}", "charge")
+    assert api.post(JOBS, {"name": "charge"}).status == 429  # full: two unfinished
+    bg.stream()
+    [alert] = notices(api, "alert")
+    assert alert["status"] == "PENDING"
+    assert api.get(f"/v1/spaces/{SPACE}").body["inFlight"] == 3  # counted, over the cap
+
+
+def test_a_result_too_large_for_the_notice_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    item = {
+        "sk": "01J",
+        "name": "n",
+        "status": "COMPLETED",
+        "attempt": 1,
+        "maxAttempts": 4,
+        "finishedAtMs": 5,
+    }
+    assert notify.notice("onSettled", item, None, {"r": 1})["result"] == {"r": 1}
+    assert notify.notice("onFailure", item, None, {"r": 1})["result"] is None
+    monkeypatch.setattr(limits, "MAX_PAYLOAD_BYTES", 200)
+    big = notify.notice("onSettled", item, None, {"r": "x" * 300})
+    assert big["result"] is None and big["resultOmitted"] is True and big["settledAtMs"] == 5
+
+
+def test_a_stalled_job_sends_a_failure_notice_and_notices_skip_the_names_defaults(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    settings(api, onFailure=ON_FAILURE, jobDefaults={"alert": {"delayMs": 3_600_000, "priority": 5}})
+    job_id = api.created(f"/v1/spaces/{SPACE}", "charge", guarantee="AT_MOST_ONCE", maxAttempts=3)
+    api.post(f"{JOBS}:claim", {"count": 1, "names": ["charge"], "leaseMs": 1_000})
+    clock.advance(1_000)
+    bg.tick()
+    bg.stream()
+    [alert] = notices(api, "alert")
+    assert (alert["payload"]["jobId"], alert["payload"]["status"]) == (job_id, "STALLED")
+    assert alert["payload"]["error"] == "lease expired"
+    assert (alert["priority"], alert["runAtMs"]) == (0, alert["createdAtMs"]), "no jobDefaults"
