@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -63,6 +64,8 @@ class Jobs:
         guarantee: Guarantee | None = None,
         expires_at_ms: int | None = None,
         expires_in_ms: int | None = None,
+        expires_at: datetime | None = None,
+        expires_in: timedelta | None = None,
     ) -> Created:
         """Create one job. With a `key`, a repeat answers the earlier job (`duplicate`), so
         the call is also safe to send again after a lost answer, and the SDK does.
@@ -70,9 +73,16 @@ class Jobs:
         `priority` (-1,000 to 1,000, higher first) places it in its name's order of hand-out;
         jobs sharing a `concurrency_key` share the name's per-key limits. `guarantee=
         "at_most_once"` never hands the job out again once an attempt may have started: a
-        lease that ends without a report moves it to `stalled`. A deadline
-        (`expires_at_ms`, or `expires_in_ms` from now; not both): not finished by then, the
-        job is cancelled with error `expired`, and never handed out after it."""
+        lease that ends without a report moves it to `stalled`. A deadline (`expires_at`, a
+        datetime, or `expires_in`, a timedelta from now; or the same in Unix ms: one of the
+        four): not finished by then, the job is cancelled with error `expired`, and never
+        handed out after it."""
+        if expires_at is not None:
+            if expires_at.tzinfo is None:
+                raise ValueError("expires_at: give a timezone-aware datetime")
+            expires_at_ms = _one(expires_at_ms, round(expires_at.timestamp() * 1000), "expires_at")
+        if expires_in is not None:
+            expires_in_ms = _one(expires_in_ms, round(expires_in.total_seconds() * 1000), "expires_in")
         job = NewJob(
             name,
             payload,
@@ -241,3 +251,9 @@ def _after(seq: int | None) -> dict[str, str | int]:
 
 def _without_lease(job: Job) -> str:
     return json.dumps({k: v for k, v in job.raw.items() if k != "leaseUntilMs"}, sort_keys=True)
+
+
+def _one(ms: int | None, value: int, name: str) -> int:
+    if ms is not None:
+        raise ValueError(f"give {name} or {name}_ms, not both")
+    return value

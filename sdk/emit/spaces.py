@@ -10,7 +10,7 @@ Defaults per job name have helpers of their own (`job_defaults`, `set_job_defaul
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Literal, cast
 from urllib.parse import quote
@@ -94,6 +94,23 @@ class Spaces:
         body = {_camel(name): _api(value) for name, value in settings.items()}
         answer: dict[str, Any] = self._transport.call("PATCH", self._path(space), body=body, repeatable=True)
         return answer
+
+    def notify_on_failure(self, name: str | None, *, space: str | None = None) -> dict[str, Any]:
+        """Make a job of `name` for each job of the space that ends failed or stalled (its
+        notice as the payload); None: no more failure notices."""
+        return self.update(space, on_failure={"name": name} if name is not None else None)
+
+    def notify_on_settled(
+        self,
+        name: str | None,
+        statuses: Sequence[str] = ("completed", "failed", "cancelled", "stalled"),
+        *,
+        space: str | None = None,
+    ) -> dict[str, Any]:
+        """Make a job of `name` for each job of the space that ends in one of `statuses`;
+        None: no more settled notices."""
+        value = {"name": name, "statuses": [s.upper() for s in statuses]} if name is not None else None
+        return self.update(space, on_settled=value)
 
     def job_defaults(self, space: str | None = None) -> dict[str, JobDefaults]:
         """Each job name's defaults, by name (names without any are left out)."""

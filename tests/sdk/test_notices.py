@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from emit import Emit
 
 from tests.support import eventually
@@ -28,3 +30,18 @@ def test_a_failed_job_sends_a_notice_job_that_a_worker_claims(client: Emit) -> N
     assert notice.payload["maxAttempts"] == 2 and "failedAtMs" in notice.payload
     [audit] = eventually(lambda: list(client.jobs.list(name="audit")))
     assert client.jobs.get(audit.id).payload["settledAtMs"] == notice.payload["failedAtMs"]
+
+
+def test_notices_and_deadlines_in_python_terms(client: Emit) -> None:
+    """`notify_on_failure` / `notify_on_settled` set the destinations (None clears them);
+    `expires_in=` takes a timedelta."""
+    shown = client.spaces.notify_on_settled("audit", ["completed", "stalled"])
+    assert shown["onSettled"]["statuses"] == ["COMPLETED", "STALLED"]
+    assert client.spaces.notify_on_failure("alert")["onFailure"]["name"] == "alert"
+    assert client.spaces.notify_on_failure(None)["onFailure"] is None
+    made = client.jobs.create("later", expires_in=timedelta(minutes=5))
+    job = client.jobs.get(made.id)
+    assert job.expires_at_ms is not None and job.created_at_ms + 300_000 == job.expires_at_ms
+    at = datetime.now(UTC) + timedelta(hours=1)
+    job = client.jobs.get(client.jobs.create("later", expires_at=at).id)
+    assert job.expires_at_ms == round(at.timestamp() * 1000)
