@@ -106,7 +106,10 @@ def test_list_newest_first_with_filters_and_cursor(api: Api, clock: ManualClock)
     [
         ({"limit": 0}, "limit: must be an integer from 1 to 1000"),
         ({"limit": 1001}, "limit: must be an integer from 1 to 1000"),
-        ({"status": "pending"}, "status: must be one of PENDING, RUNNING, COMPLETED, FAILED, CANCELLED"),
+        (
+            {"status": "pending"},
+            "status: must be one of PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, STALLED",
+        ),
         ({"cursor": "zzz"}, "cursor: is not a cursor this API gave"),
     ],
 )

@@ -151,7 +151,10 @@ def test_only_failed_jobs_are_retried_and_unknown_ones_are_not_found(api: Api) -
     outcomes = retry(api, done, pending, running, cancelled, GHOST, "not-an-id", old)
     reasons = [o["rejection"]["reason"] for o in outcomes[:6]]
     assert reasons == ["NOT_RETRYABLE"] * 4 + ["NOT_FOUND"] * 2
-    assert outcomes[0]["rejection"]["message"] == f"job {done} is COMPLETED: only failed jobs are retried"
+    assert (
+        outcomes[0]["rejection"]["message"]
+        == f"job {done} is COMPLETED: only failed or stalled jobs are retried"
+    )
     assert outcomes[6]["outcome"] == "NEW" and outcomes[6]["retryOf"] == old
 
 

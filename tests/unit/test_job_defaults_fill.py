@@ -31,11 +31,6 @@ def test_nothing_stored_leaves_the_request_as_it_is() -> None:
     assert fill(request, {"priority": 9}) is request, "sent: the job's own value wins"
 
 
-def test_a_field_the_model_does_not_have_yet_is_skipped() -> None:
-    filled = fill(parse(NewJob, {"name": "n"}), {"guarantee": "AT_MOST_ONCE", "priority": 2})
-    assert filled.priority == 2 and not hasattr(filled, "guarantee")
-
-
 def test_guarantee_and_deadline_fill_once_the_model_has_them() -> None:
     filled = fill(later(), {"guarantee": "AT_MOST_ONCE", "expiresInMs": 60_000})
     assert (filled.guarantee, filled.expiresInMs) == ("AT_MOST_ONCE", 60_000)
