@@ -9,7 +9,6 @@ from typing import Any
 from shared.machine import Backoff, Callback, Hold, Job, JobStatus, Place, Progress, Transition
 from shared.store import keys
 from shared.store.dynamo import Item
-from shared.store.table import LISTING_PARTITION
 
 HOLDS = "holds"
 """The job item's string set of the holds it has (`shared.machine.Hold` tags)."""
@@ -62,7 +61,6 @@ def job_item(
     """The item for a new job, waiting at `place` (`ready_lane`); `stored` holds the packed
     payload attributes, `holds` the holds it is created with (its space's `maxInFlight`)."""
     item: Item = keys.job(job.space, job.id) | {
-        LISTING_PARTITION: keys.listing_partition(job.space, job.id),
         "name": job.name,
         "status": job.status.value,
         "attempt": job.attempt,
