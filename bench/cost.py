@@ -30,7 +30,7 @@ from moto import mock_aws
 
 from bench import drain
 from bench.capacity import CapacityMeter, Usage
-from bench.partitions import PartitionLoad, describe_family, describe_load, describe_token_load
+from bench.partitions import TABLE, PartitionLoad, describe_family, describe_load, describe_token_load
 from bench.world import moto_runtime
 from devserver.background import StreamReader, expire_ttl
 from devserver.wiring import (
@@ -328,6 +328,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         assert load is not None
         print("\n".join(describe_load(workload, load, args.jobs, {SPACE}, spread)))
+        # The space's job partitions, by a hash of the id: at thousands of jobs a second each
+        # takes its even share (a short run puts a few more jobs on one by chance).
+        print(describe_family(load, args.jobs, f"{keys.JOB_PREFIX}{SPACE}#", keys.JOB_SHARDS, where=TABLE))
         if callback:
             print(describe_family(load, args.jobs, f"{keys.CALLBACK_PREFIX}{SPACE}#", keys.CALLBACK_SHARDS))
         else:

@@ -24,11 +24,12 @@ from moto.dynamodb import models as moto_models
 from moto.dynamodb.models.table import Table
 
 from bench.cost import SPACE, order_payload, run
-from bench.partitions import _line, describe_load
+from bench.partitions import TABLE, _line, describe_family, describe_load
 from bench.spread import NAME, RATE, warm_up
 from devserver.wiring import one_backup_per_transaction
 from shared.clock import ManualClock
 from shared.runtime import Runtime
+from shared.store import keys
 
 KEYS = 1_000
 JOBS = 1_000
@@ -95,6 +96,10 @@ def lines(jobs: int = JOBS, batch: int = 100, hand_out: int = 10) -> list[str]:
             if c.key.value.startswith(family) and ("#K#" in family) == ("#K#" in c.key.value)
         )
         out.append(f"  busiest of {label}: {top.key}: {_line(top)}")
+    # The space's job partitions, by a hash of the id: each takes its even share at scale
+    # (a short run puts a few more jobs on one by chance); a keyed job's claim and finish are
+    # transactions, which bill the job item twice.
+    out.append(describe_family(load, jobs, f"{keys.JOB_PREFIX}{SPACE}#", keys.JOB_SHARDS, where=TABLE))
     return out
 
 

@@ -236,9 +236,8 @@ def describe_family(
     load: PartitionLoad, jobs: int, prefix: str, keys: int, *, where: str | None = None
 ) -> str:
     """A family of `keys` keys one space's writes spread over by a hash of the job id
-    (`CALLBACK#{space}#n`; `where`: only those of that index, as the `listing` index's
-    `{space}#n`, whose prefix the space's ready shards share): each takes its even share
-    at thousands of jobs a second."""
+    (`CALLBACK#{space}#n`, the job partitions `J#{space}#n`; `where`: only those of the
+    table or of that index): each takes its even share at thousands of jobs a second."""
 
     def of(key: PartitionKey) -> bool:
         return key.value.startswith(prefix) and (where is None or key.where == where)

@@ -27,14 +27,14 @@ from moto import mock_aws
 
 from bench.capacity import CapacityMeter
 from bench.cost import order_payload
-from bench.partitions import PartitionLoad, describe_family, describe_load
+from bench.partitions import READ_LIMIT, TABLE, WRITE_LIMIT, PartitionLoad, describe_load
 from bench.world import moto_runtime
 from shared.clock import ManualClock
 from shared.runtime import Runtime
 from shared.schema import NewJob, NewToken
 from shared.spread import SAMPLE, WINDOW_MS
 from shared.store import keys
-from shared.store.table import LISTING_INDEX, READY_INDEX
+from shared.store.table import READY_INDEX
 from shared.sweeper import TickReport
 
 SPACE = "bench"
@@ -112,7 +112,7 @@ def busy_name(jobs: int, batch: int, hand_out: int) -> list[str]:
             f"  its ready shards ({width} wide): busiest {top.key}: {top.write_share:.1%} of writes,"
             f" {top.read_share:.1%} of reads; ceiling: {top.jobs_per_second:,.0f} jobs/s"
         )
-        lines.append(describe_family(load, jobs, f"{SPACE}#", keys.LIST_SHARDS, where=LISTING_INDEX))
+        lines.append(job_partitions(load, jobs))
         # The name's sampled create count: one item every create of the name may write.
         counted = keys.name_load(SPACE, NAME)["pk"]
         lines += [
@@ -127,6 +127,23 @@ def busy_name(jobs: int, batch: int, hand_out: int) -> list[str]:
             f" {usage.write_units / jobs:.2f} write units, {usage.read_units / jobs:.2f} read units a job"
         )
         return lines
+
+
+def job_partitions(load: PartitionLoad, jobs: int) -> str:
+    """The space's job partitions (`keys.job`): the busiest one measured, with its ceiling,
+    and what each takes at its even share of the hash (what thousands of jobs a second give
+    each; a short run puts a few more jobs on one by chance)."""
+    family = f"{keys.JOB_PREFIX}{SPACE}#"
+    top = next(c for c in load.ceilings(jobs) if c.key.where == TABLE and c.key.value.startswith(family))
+    writes = sum(w for k, w in load.writes.items() if k.where == TABLE and k.value.startswith(family))
+    reads = sum(r for k, r in load.reads.items() if k.where == TABLE and k.value.startswith(family))
+    even = max(writes / WRITE_LIMIT, reads / READ_LIMIT) / keys.JOB_SHARDS / jobs
+    return (
+        f"  its job partitions {family}n ({keys.JOB_SHARDS} keys, {writes / jobs:.1f} write units a job):"
+        f" busiest {top.key}: {top.write_share:.1%} of writes, {top.read_share:.1%} of reads;"
+        f" ceiling: {top.jobs_per_second:,.0f} jobs/s; at an even share each is at"
+        f" {RATE * even:.0%} of its limit at {RATE:,} jobs/s ({1 / even:,.0f} jobs/s)"
+    )
 
 
 def contention(jobs: int, *, spread: bool, workers: int = 16, count: int = 10) -> str:

@@ -33,7 +33,7 @@ WRITE_ACTIONS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteIte
 @dataclass(frozen=True)
 class Access:
     """One function's use of the data: DynamoDB actions (without the `dynamodb:` prefix)
-    on the table, on the ready index and on the listing index, and the S3 values
+    on the table and on the ready index, and the S3 values
     (payload, result, error) it reads, writes and deletes."""
 
     table: frozenset[str]
@@ -43,10 +43,9 @@ class Access:
     deletes: frozenset[str] = frozenset()
     tokens_only: bool = False
     """Every item it touches is a token item."""
-    listing: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
-        unknown = (self.table | self.index | self.listing) - READ_ACTIONS - WRITE_ACTIONS
+        unknown = (self.table | self.index) - READ_ACTIONS - WRITE_ACTIONS
         if unknown:
             raise ValueError(f"not an item-level DynamoDB action: {sorted(unknown)}")
 
@@ -73,8 +72,8 @@ ACCESS: Mapping[str, Access] = {
     "create_jobs": Access(
         _set("GetItem", "Query", "PutItem", "UpdateItem", "BatchWriteItem"), puts=_set("payload")
     ),
-    # Job ids newest first from the listing index (Query), then the jobs (BatchGetItem).
-    "list_jobs": Access(_set("GetItem", "BatchGetItem"), listing=_set("Query")),
+    # The space's job partitions newest first (Query).
+    "list_jobs": Access(_set("GetItem", "Query")),
     # The job, then its payload and result from side items or S3 (errors are at most
     # 4 KiB and never reach S3); for a pending job, its name's policy (Query).
     "get_job": Access(_set("GetItem", "BatchGetItem", "Query"), gets=_set("payload", "result")),
@@ -152,7 +151,7 @@ def _actions(names: frozenset[str]) -> list[str]:
 
 
 def statements(
-    access: Access, *, table_arn: str, index_arn: str, listing_arn: str, bucket: s3.IBucket
+    access: Access, *, table_arn: str, index_arn: str, bucket: s3.IBucket
 ) -> list[iam.PolicyStatement]:
     """The IAM statements that allow `access` and nothing more."""
     out: list[iam.PolicyStatement] = []
@@ -182,10 +181,6 @@ def statements(
     if access.index:
         out.append(
             iam.PolicyStatement(sid="ReadyIndex", actions=_actions(access.index), resources=[index_arn])
-        )
-    if access.listing:
-        out.append(
-            iam.PolicyStatement(sid="ListingIndex", actions=_actions(access.listing), resources=[listing_arn])
         )
     for sid, action, names in (
         ("ReadValues", "s3:GetObject", access.gets),

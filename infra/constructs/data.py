@@ -11,7 +11,7 @@ from constructs import Construct
 
 from infra import constants
 from infra.nag import acknowledge
-from shared.store.table import LISTING_INDEX, READY_INDEX, TTL_ATTRIBUTE, create_table_request
+from shared.store.table import READY_INDEX, TTL_ATTRIBUTE, create_table_request
 
 _TYPES = {
     "S": dynamodb.AttributeType.STRING,
@@ -59,7 +59,6 @@ class Data(Construct):
                 non_key_attributes=projection.get("NonKeyAttributes"),
             )
         self.index_arn = f"{self.table.table_arn}/index/{READY_INDEX}"
-        self.listing_arn = f"{self.table.table_arn}/index/{LISTING_INDEX}"
 
         self.bucket = s3.Bucket(
             self,

@@ -96,7 +96,6 @@ class Functions(Construct):
             access,
             table_arn=self._data.table.table_arn,
             index_arn=self._data.index_arn,
-            listing_arn=self._data.listing_arn,
             bucket=self._data.bucket,
         ):
             role.add_to_policy(statement)

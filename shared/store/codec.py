@@ -20,7 +20,6 @@ from shared.machine import (
 )
 from shared.store import keys
 from shared.store.dynamo import Item
-from shared.store.table import LISTING_PARTITION
 
 GUARANTEE = "guarantee"
 """The job item's guarantee, present only when not AT_LEAST_ONCE."""
@@ -77,7 +76,6 @@ def job_item(
     """The item for a new job, waiting at `place` (`ready_lane`); `stored` holds the packed
     payload attributes, `holds` the holds it is created with (its space's `maxInFlight`)."""
     item: Item = keys.job(job.space, job.id) | {
-        LISTING_PARTITION: keys.listing_partition(job.space, job.id),
         "name": job.name,
         "status": job.status.value,
         "attempt": job.attempt,

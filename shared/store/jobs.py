@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import itertools
 import json
 import random
 import zlib
@@ -553,28 +552,19 @@ class JobStore:
         name: str | None,
         now_ms: int,
     ) -> list[Item]:
-        """Newest first across the space's jobs, up to `limit`, ids below `before`: ids from
-        the `listing` index (`shared.store.listing`), then the items themselves in batches,
-        which decide the status filter and retention (an index entry is only a candidate)."""
+        """Newest first across the space's jobs, up to `limit`, ids below `before`: the items
+        themselves, read from the space's job partitions and merged (`shared.store.listing`);
+        one past its retention and not removed yet is left out."""
         found: list[Item] = []
-        entries = self.listing.newest(space, before=before, want=limit, name=name)
-        while len(found) < limit:
-            need = limit - len(found)
-            chunk = list(
-                itertools.islice(entries, min(need if status is None else max(need, LIST_BATCH), 100))
-            )
-            if not chunk:
+        items = self.listing.newest(
+            space, before=before, want=limit, name=name, status=status.value if status else None
+        )
+        for item in items:
+            if purged(item, now_ms):
+                continue
+            found.append(item)
+            if len(found) == limit:
                 break
-            items = self.items(space, [str(row["sk"]) for row in chunk], consistent=True)
-            for row in chunk:
-                item = items.get(row["sk"])
-                if item is None or purged(item, now_ms):
-                    continue
-                if status is not None and item["status"] != status.value:
-                    continue
-                found.append(item)
-                if len(found) == limit:
-                    break
         return found
 
     # -- claim ----------------------------------------------------------------
@@ -1136,9 +1126,6 @@ def _item(record: NewRecord, holds: AbstractSet[str] = frozenset()) -> Item:
     )
 
 
-LIST_BATCH = 25
-"""Jobs a list page filtered by status reads at a time at least (a BatchGetItem): its
-filter skips some, so it reads on past the page's count."""
 CLAIM_LOOKS_AGAIN = 3
 """Times a claim that lost every candidate it tried reads its shards again before it
 answers none."""

@@ -5,13 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 READY_INDEX = "ready"
-LISTING_INDEX = "listing"
-LISTING_PARTITION = "lpk"
-"""Every job item has it (`keys.listing_partition`), and nothing else: the listing index
-holds jobs only, by id (the table's `sk`) within each of a space's partitions."""
-LISTING_PROJECTION = ("name",)
-"""What the listing index keeps beside the keys: only what never changes after create,
-so a job's transitions never write the index (the name filter is read there)."""
 TTL_ATTRIBUTE = "ttl"
 # What a claim needs from a candidate before it writes: the attempt to fence on, the
 # timeout that sets the default lease, the payload size for the 8 MiB answer cap, and the
@@ -27,7 +20,7 @@ def create_table_request(name: str) -> dict[str, Any]:
         "TableName": name,
         "BillingMode": "PAY_PER_REQUEST",
         "AttributeDefinitions": [
-            {"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk", "gpk", "gsk", LISTING_PARTITION)
+            {"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk", "gpk", "gsk")
         ],
         "KeySchema": [
             {"AttributeName": "pk", "KeyType": "HASH"},
@@ -41,14 +34,6 @@ def create_table_request(name: str) -> dict[str, Any]:
                     {"AttributeName": "gsk", "KeyType": "RANGE"},
                 ],
                 "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(READY_PROJECTION)},
-            },
-            {
-                "IndexName": LISTING_INDEX,
-                "KeySchema": [
-                    {"AttributeName": LISTING_PARTITION, "KeyType": "HASH"},
-                    {"AttributeName": "sk", "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(LISTING_PROJECTION)},
             },
         ],
         "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},

@@ -197,11 +197,7 @@ def test_a_full_keys_backlog_of_100000_never_starves_another_key_nor_costs_reads
     backlog = []
     for _ in range(BACKLOG - 1):
         job_id = rt.queue._ids.new(clock.now_ms())
-        backlog.append(
-            template
-            | keys.job("keys", job_id)
-            | {"lpk": keys.listing_partition("keys", job_id), "gsk": ready_sort(first.place, job_id)}
-        )
+        backlog.append(template | keys.job("keys", job_id) | {"gsk": ready_sort(first.place, job_id)})
     rt.db.batch_put(backlog)
     print(f"backlog written in {time.monotonic() - started:.1f} s")
     clock.advance(1)

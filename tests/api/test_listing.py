@@ -1,5 +1,5 @@
-"""Job items with no hot key: each job its own partition, the list merged from the
-`listing` index's partitions, through the handlers."""
+"""Job items with no hot key: a space's jobs spread over its 64 job partitions, the list
+merged from those partitions themselves (no index), through the handlers."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import pytest
 from shared.clock import ManualClock
 from shared.runtime import Runtime
 from shared.store import keys
-from shared.store.table import LISTING_INDEX
 from tests.support import Api
 
 JOBS = "/v1/spaces/work/jobs"
@@ -35,13 +34,21 @@ def job_items(rt: Runtime) -> list[dict[str, Any]]:
     )["Items"]
 
 
-def test_each_job_is_an_item_of_its_own_partition(rt: Runtime, api: Api, clock: ManualClock) -> None:
-    """A busy space writes each job's transitions to the job's own partition key: no key of
-    the table is shared by the space's jobs (it was one of 8 before)."""
+def test_jobs_spread_over_the_space_s_job_partitions(rt: Runtime, api: Api, clock: ManualClock) -> None:
+    """A busy space writes its jobs' transitions over its 64 job partitions, by a hash of the
+    id: no key of the table is one every job of the space writes, and no index is kept for
+    the list (an entry a job would cost a write unit at create and one at removal)."""
     ids = create_many(api, clock, 60)
     items = job_items(rt)
-    assert sorted(i["pk"]["S"] for i in items) == sorted(f"J#work#{i}" for i in ids)
-    assert Counter(i["lpk"]["S"] for i in items).most_common(1)[0][1] < 10, "listing spread by id"
+    assert sorted((i["pk"]["S"], i["sk"]["S"]) for i in items) == sorted(
+        (keys.job("work", i)["pk"], i) for i in ids
+    )
+    assert {i["pk"]["S"] for i in items} <= set(keys.job_partitions("work"))
+    assert len(keys.job_partitions("work")) == keys.JOB_SHARDS == 64
+    assert Counter(i["pk"]["S"] for i in items).most_common(1)[0][1] < 10, "spread by id"
+    assert not any("lpk" in i for i in items)
+    indexes = rt.dynamodb.describe_table(TableName=rt.table)["Table"]["GlobalSecondaryIndexes"]
+    assert [i["IndexName"] for i in indexes] == ["ready"]
     # Found by id alone, as before: get, claim, report, cancel.
     claimed = api.post(f"{JOBS}:claim", {"count": 2}).body["jobs"]
     api.post(f"{JOBS}:report", {"id": claimed[0]["id"], "attempt": 1, "complete": {"result": {"ok": 1}}})
@@ -88,41 +95,52 @@ def test_filters_hold_across_partitions_and_pages(api: Api, clock: ManualClock) 
     assert walk({"status": "PENDING", "name": "n"}) == sorted(pending_n, reverse=True)
 
 
+@pytest.mark.parametrize(("limit", "first_read"), [(50, 2), (100, 3)])
 def test_a_page_reads_little_more_than_itself(
-    rt: Runtime, api: Api, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+    rt: Runtime, api: Api, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, limit: int, first_read: int
 ) -> None:
-    """A page of 100 from 1,000 jobs reads each listing partition about once (a few entries
-    past its share) and only the jobs it answers (and the one that tells a next page)."""
+    """A page reads each of the space's job partitions once first, a small read (a read's
+    units are its size rounded up to 4 KB: two items cost what one does), and again only the
+    few the merge takes more from; the items come with those reads, nothing reads them after,
+    and as they are now (strongly consistent)."""
     create_many(api, clock, 1_000)
     reads = Reads(rt.db.client)
     monkeypatch.setattr(rt.db, "client", reads)
-    page = api.get(JOBS, query={"limit": 100}).body
-    assert len(page["jobs"]) == 100 and page["cursor"]
-    assert reads.index_queries <= keys.LIST_SHARDS + 4
-    assert reads.index_entries <= 4 * 101
-    assert reads.items == 101
+    page = api.get(JOBS, query={"limit": limit}).body
+    assert len(page["jobs"]) == limit and page["cursor"]
+    first, further = reads.limits[: keys.JOB_SHARDS], reads.limits[keys.JOB_SHARDS :]
+    assert sorted(reads.partitions[: keys.JOB_SHARDS]) == sorted(keys.job_partitions("work"))
+    assert first == [first_read] * keys.JOB_SHARDS, "the first read of each partition is small"
+    assert len(further) <= keys.JOB_SHARDS // 2, further
+    assert reads.items <= 4 * (limit + 1)
+    assert reads.consistent and reads.batch_gets == 0
 
 
 class Reads:
-    """A client that counts the listing index's queries and entries and the items read."""
+    """A client that counts the queries of the space's job partitions: each one's limit and
+    partition, and the items they read."""
 
     def __init__(self, client: Any) -> None:
         self._client = client
-        self.index_queries = 0
-        self.index_entries = 0
+        self.limits: list[int] = []
+        self.partitions: list[str] = []
         self.items = 0
+        self.consistent = True
+        self.batch_gets = 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
 
     def query(self, **params: Any) -> Any:
         answer = self._client.query(**params)
-        if params.get("IndexName") == LISTING_INDEX:
-            self.index_queries += 1
-            self.index_entries += answer["ScannedCount"]
+        partition = params["ExpressionAttributeValues"].get(":pk", {}).get("S", "")
+        if "IndexName" not in params and partition.startswith("J#"):
+            self.limits.append(params["Limit"])
+            self.partitions.append(partition)
+            self.items += answer["ScannedCount"]
+            self.consistent &= bool(params.get("ConsistentRead"))
         return answer
 
     def batch_get_item(self, **params: Any) -> Any:
-        answer = self._client.batch_get_item(**params)
-        self.items += sum(len(rows) for rows in answer["Responses"].values())
-        return answer
+        self.batch_gets += 1
+        return self._client.batch_get_item(**params)

@@ -19,7 +19,7 @@ from infra.access import ACCESS, TOKEN_PARTITION, Access
 from shared import auth
 from shared.routes import ROUTES
 from shared.runtime import Runtime
-from shared.store.table import LISTING_INDEX, READY_INDEX
+from shared.store.table import READY_INDEX
 from tests.infra.cfn import Json, Synthesized, as_list, module_of, resource_suffix, resources, role_statements
 from tests.infra.conftest import STACK
 from tests.support import Api, Background
@@ -97,9 +97,6 @@ def _granted(emit: Json, function_id: str) -> Access:
                 else:
                     assert condition is None
                 found["table"] |= names
-            elif service == {"dynamodb"} and suffix == f"/index/{LISTING_INDEX}":
-                assert owner == table
-                found["listing"] |= names
             elif service == {"dynamodb"}:
                 assert (owner, suffix) == (table, f"/index/{READY_INDEX}")
                 found["index"] |= names
@@ -114,7 +111,6 @@ def _granted(emit: Json, function_id: str) -> Access:
         frozenset(found["puts"]),
         frozenset(found["deletes"]),
         tokens_only,
-        frozenset(found["listing"]),
     )
 
 
@@ -135,7 +131,6 @@ class Calls:
     module: str | None = None
     table: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     index: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    listing: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     gets: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     puts: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     deletes: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
@@ -152,7 +147,6 @@ class Calls:
             frozenset(self.puts[module]),
             frozenset(self.deletes[module]),
             self.touched[module] == {TOKEN_PARTITION},
-            frozenset(self.listing[module]),
         )
 
     def item(self, action: str, key: dict[str, Any], *, write: bool) -> None:
@@ -203,8 +197,7 @@ def _note_dynamodb(calls: Calls, name: str, params: dict[str, Any]) -> None:
         calls.item(action, params[holder], write=write)
     elif name == "query" and "IndexName" in params:
         assert calls.module is not None
-        by_index = calls.listing if params["IndexName"] == LISTING_INDEX else calls.index
-        by_index[calls.module].add("Query")
+        calls.index[calls.module].add("Query")
     elif name == "query":
         calls.item("Query", {"pk": params["ExpressionAttributeValues"][":pk"]}, write=False)
     elif name == "batch_get_item":

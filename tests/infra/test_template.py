@@ -12,7 +12,7 @@ from infra import constants
 from infra.constructs.functions import Functions
 from shared.routes import ROUTES, Route
 from shared.runtime import Runtime
-from shared.store.table import LISTING_INDEX, READY_INDEX, TTL_ATTRIBUTE, create_table_request
+from shared.store.table import READY_INDEX, TTL_ATTRIBUTE, create_table_request
 from tests.infra.cfn import Json, Synthesized, module_of, referenced, resources, route_targets
 from tests.infra.conftest import STACK
 
@@ -155,7 +155,7 @@ def test_table_is_the_one_the_store_creates(template: Template) -> None:
                     "KeySchema": request["GlobalSecondaryIndexes"][n]["KeySchema"],
                     "Projection": request["GlobalSecondaryIndexes"][n]["Projection"],
                 }
-                for n, name in enumerate((READY_INDEX, LISTING_INDEX))
+                for n, name in enumerate((READY_INDEX,))
             ],
             "StreamSpecification": {"StreamViewType": "NEW_AND_OLD_IMAGES"},
             "TimeToLiveSpecification": {"AttributeName": TTL_ATTRIBUTE, "Enabled": True},

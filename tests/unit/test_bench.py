@@ -37,5 +37,8 @@ def test_bench_prints_units_per_job(capsys: pytest.CaptureFixture[str]) -> None:
     # The clock's lease check: how fast one tick drains the lease book, against 10,000 jobs/s.
     # Jobs with a callback load their space's own callback partitions, not one every space shares.
     assert any(line.startswith("  the space's own CALLBACK#bench#n") and ceiling.search(line) for line in out)
+    # Each workload's job partitions (64 a space, by a hash of the id), at their even share.
+    jobs = [line for line in out if line.startswith("  the space's own J#bench#n (table), 64 key(s)")]
+    assert len(jobs) == 3 and all(ceiling.search(line) for line in jobs), jobs
     drains = [line for line in out if line.startswith("lease check drain")]
     assert len(drains) == 2 and all(re.search(r"[\d,]+ leases/s", line) for line in drains), drains

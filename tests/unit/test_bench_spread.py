@@ -18,8 +18,10 @@ def test_a_busy_name_is_spread_and_its_ceilings_printed() -> None:
     assert CEILING.search(lines[0]), lines
     [shards] = [line for line in lines if "its ready shards (64 wide)" in line]
     assert CEILING.search(shards), lines
-    [listing] = [line for line in lines if "the space's own bench#n (listing), 32 key(s)" in line]
-    assert "(1.0 write units a job)" in listing and "ceiling: 32,000 jobs/s" in listing, lines
+    # The space's job partitions: the busiest one by name, and its ceiling.
+    [jobs] = [line for line in lines if "its job partitions J#bench#n (64 keys" in line]
+    assert re.search(r"busiest J#bench#\d+ \(table\): ", jobs) and CEILING.search(jobs), lines
+    assert re.search(r"at an even share each is at \d+% of its limit at 10,000 jobs/s", jobs), lines
 
 
 def test_racing_workers_print_failed_writes_per_job_and_empty_claims() -> None:
