@@ -30,7 +30,7 @@ from moto import mock_aws
 
 from bench import drain
 from bench.capacity import CapacityMeter, Usage
-from bench.partitions import TABLE, PartitionLoad, describe_family, describe_load, describe_token_load
+from bench.partitions import TABLE, PartitionLoad, describe_family, describe_load, describe_token_load, hashed
 from bench.world import moto_runtime
 from devserver.background import StreamReader, expire_ttl
 from devserver.wiring import (
@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         "  not in these workloads: idempotency keys (K#{space}#{key}, one key each) and name"
         " policies (S#{space} name#..., written by an admin); callbacks have a workload of their own"
     )
-    spread = {"LEASE#n": keys.LEASE_SHARDS}
+    spread = hashed(SPACE)
     workloads = [(most_created, most_handed, False) for most_created, most_handed in HOT_KEY_WORKLOADS]
     for most_created, most_handed, callback in [*workloads, (100, 10, True)]:
         batch, hand_out = min(most_created, args.jobs), min(most_handed, args.jobs)

@@ -24,7 +24,7 @@ from moto.dynamodb import models as moto_models
 from moto.dynamodb.models.table import Table
 
 from bench.cost import SPACE, order_payload, run
-from bench.partitions import TABLE, _line, describe_family, describe_load
+from bench.partitions import TABLE, _line, describe_family, describe_load, hashed
 from bench.spread import NAME, RATE, warm_up
 from devserver.wiring import one_backup_per_transaction
 from shared.clock import ManualClock
@@ -81,7 +81,7 @@ def lines(jobs: int = JOBS, batch: int = 100, hand_out: int = 10) -> list[str]:
         )
     assert load is not None
     workload = f"perKeyConcurrency over {KEYS:,} keys, {batch} jobs a create, {hand_out} a claim and a report"
-    out = [describe_load(workload, load, jobs, {SPACE})[0]]
+    out = [describe_load(workload, load, jobs, {SPACE}, hashed(SPACE))[0]]
     # Where the keys' own traffic lands: the name's ready shards (its keys' entries listed and
     # taken out there), the keys' items and their lanes.
     ceilings = load.ceilings(jobs)

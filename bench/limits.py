@@ -15,7 +15,7 @@ from typing import Any
 
 from bench.cost import SPACE, order_payload, run
 from bench.keys import _no_table_backups
-from bench.partitions import TABLE, describe_family, describe_load
+from bench.partitions import TABLE, describe_family, describe_load, hashed
 from bench.spread import NAME, warm_up
 from shared.clock import ManualClock
 from shared.runtime import Runtime
@@ -54,7 +54,7 @@ def lines(jobs: int = JOBS, batch: int = 100, hand_out: int = 10) -> list[str]:
             f"one name with {label} (spread {widths[0]} wide), {batch} jobs a create,"
             f" {hand_out} a claim and a report"
         )
-        out.append(describe_load(workload, load, jobs, {SPACE})[0])
+        out.append(describe_load(workload, load, jobs, {SPACE}, hashed(SPACE))[0])
         # The space's job partitions at their even share (a short run puts a few more jobs
         # on one by chance): a claim and finish holding a slot bill the job item twice.
         out.append(describe_family(load, jobs, f"{keys.JOB_PREFIX}{SPACE}#", keys.JOB_SHARDS, where=TABLE))

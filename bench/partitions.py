@@ -33,6 +33,7 @@ from bench.capacity import (
     write_units,
 )
 from shared.auth import CACHE_MS
+from shared.store import keys
 
 WRITE_LIMIT = 1_000
 """Write units a second one partition key takes, table or index."""
@@ -200,21 +201,20 @@ def describe_load(
     64): a short run puts a few writes on one member by chance, but at thousands a second
     each member takes its even share, which is what is shown for them."""
     ceilings = load.ceilings(jobs)
-    lines = [f"{workload}: busiest key {ceilings[0].key}: {_line(ceilings[0])}"]
+    lines = [f"{workload}: busiest key {_headline(load, ceilings, jobs, spread or {})}"]
     families: dict[PartitionKey, list[Ceiling]] = {}
     for c in ceilings:
         if shared_by_every_space(c.key, spaces):
-            family = PartitionKey(c.key.where, re.sub(r"#\d+$", "#n", c.key.value))
-            families.setdefault(family, []).append(c)
+            families.setdefault(_family(c.key), []).append(c)
     for family, members in families.items():
         top = members[0]
         family_w = sum(load.writes.get(m.key, 0.0) for m in members)
         family_r = sum(load.reads.get(m.key, 0.0) for m in members)
         w = family_w / (sum(load.writes.values()) or 1)
         r = family_r / (sum(load.reads.values()) or 1)
-        keys = (spread or {}).get(family.value)
-        if keys:
-            top_w, top_r, busiest = family_w / keys, family_r / keys, f"each of {keys} (picked at random)"
+        count = (spread or {}).get(family.value)
+        if count:
+            top_w, top_r, busiest = family_w / count, family_r / count, f"each of {count} (picked at random)"
         else:
             top_w, top_r, busiest = load.writes.get(top.key, 0.0), load.reads.get(top.key, 0.0), top.key.value
         load_at = max(top_w / WRITE_LIMIT, top_r / READ_LIMIT) / jobs
@@ -225,6 +225,36 @@ def describe_load(
             f" ceiling: {ceiling:,.0f} jobs/s"
         )
     return lines
+
+
+def hashed(space: str) -> dict[str, int]:
+    """The key families a workload in `space` picks a member of by hash or at random (the
+    lease book's partitions, the space's job partitions): counted at their even share."""
+    return {"LEASE#n": keys.LEASE_SHARDS, f"{keys.JOB_PREFIX}{space}#n": keys.JOB_SHARDS}
+
+
+def _headline(load: PartitionLoad, ceilings: list[Ceiling], jobs: int, spread: Mapping[str, int]) -> str:
+    """The busiest key, a family in `spread` counted at its even share (what thousands of
+    jobs a second give each member; a short run puts more on one by chance)."""
+    single = next((c for c in ceilings if _family(c.key).value not in spread), None)
+    best = (single.jobs_per_second, f"{single.key}: {_line(single)}") if single else (float("inf"), "none")
+    total_w, total_r = sum(load.writes.values()) or 1, sum(load.reads.values()) or 1
+    for name, members in spread.items():
+        found = [c.key for c in ceilings if _family(c.key).value == name]
+        if not found:
+            continue
+        w = sum(load.writes.get(k, 0.0) for k in found) / members
+        r = sum(load.reads.get(k, 0.0) for k in found) / members
+        at = max(w / WRITE_LIMIT, r / READ_LIMIT) / jobs
+        ceiling = 1 / at if at else float("inf")
+        if ceiling < best[0]:
+            shares = f"{w / total_w:.1%} of writes, {r / total_r:.1%} of reads"
+            best = (ceiling, f"each of {members} {name} (hashed): {shares}; ceiling: {ceiling:,.0f} jobs/s")
+    return best[1]
+
+
+def _family(key: PartitionKey) -> PartitionKey:
+    return PartitionKey(key.where, re.sub(r"#\d+$", "#n", key.value))
 
 
 def _line(c: Ceiling) -> str:

@@ -27,7 +27,7 @@ from moto import mock_aws
 
 from bench.capacity import CapacityMeter
 from bench.cost import order_payload
-from bench.partitions import READ_LIMIT, TABLE, WRITE_LIMIT, PartitionLoad, describe_load
+from bench.partitions import READ_LIMIT, TABLE, WRITE_LIMIT, PartitionLoad, describe_load, hashed
 from bench.world import moto_runtime
 from shared.clock import ManualClock
 from shared.runtime import Runtime
@@ -103,7 +103,7 @@ def busy_name(jobs: int, batch: int, hand_out: int) -> list[str]:
         usage = meter.usage
         meter.detach()
         workload = f"one busy name at {RATE:,} jobs/s, {batch} jobs a create, {hand_out} a claim and a report"
-        lines = describe_load(workload, load, jobs, {SPACE})
+        lines = describe_load(workload, load, jobs, {SPACE}, hashed(SPACE))
         shards = [
             c for c in load.ceilings(jobs) if c.key.where == READY_INDEX and c.key.value.startswith(SPACE)
         ]

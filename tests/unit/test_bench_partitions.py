@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bench.capacity import IndexSpec, MeteredCall, TableSpec
-from bench.partitions import PartitionKey, PartitionLoad, describe_load
+from bench.partitions import TABLE, PartitionKey, PartitionLoad, describe_load
 
 SPEC = TableSpec("t", "pk", "sk", (IndexSpec("ready", "gpk", "gsk", "KEYS_ONLY"),))
 
@@ -106,3 +106,15 @@ def test_units_land_on_table_and_index_keys() -> None:
     assert lines[0] == "w: busiest key J#s#0 (table): 35.7% of writes, 0.0% of reads; ceiling: 200 jobs/s"
     shared = sorted(line.split(":")[1].strip() for line in lines[1:])
     assert shared == ["CALLBACK#n (ready), 1 key(s)", "LEASE#n (table), 1 key(s)", "T (table), 1 key(s)"]
+
+
+def test_a_hashed_familys_headline_is_its_even_share_not_a_member_loaded_by_chance() -> None:
+    """Ten jobs over 4 hashed partitions put 4 on one by chance; at scale each takes a quarter."""
+    load = PartitionLoad(spec_of=lambda _t: None, item_at=lambda _t, _k: None)  # type: ignore[arg-type, return-value]
+    for n, writes in enumerate([4, 3, 2, 1]):
+        load.writes[PartitionKey(TABLE, f"J#s#{n}")] = float(writes)
+    load.writes[PartitionKey(TABLE, "S#s")] = 1.0
+    [headline] = describe_load("w", load, jobs=10, spaces={"s"}, spread={"J#s#n": 4})
+    assert "each of 4 J#s#n (hashed)" in headline and "ceiling: 4,000 jobs/s" in headline
+    [plain] = describe_load("w", load, jobs=10, spaces={"s"})
+    assert "J#s#0" in plain and "ceiling: 2,500 jobs/s" in plain
