@@ -37,6 +37,10 @@ MAX_JOB_DEFAULTS_PER_PATCH = 100
 """Job names whose defaults one PATCH of a space may change (each is a write or two)."""
 MAX_KEY_WINDOW_MS = DAY_MS
 MAX_LEASE_MS = 12 * HOUR_MS
+MIN_FOLLOW_LINK_TTL_MS = MINUTE_MS
+MAX_FOLLOW_LINK_TTL_MS = 30 * DAY_MS
+DEFAULT_FOLLOW_LINK_TTL_MS = DAY_MS
+MAX_FOLLOW_WAIT_MS = 25_000
 
 # Defaults for a job, unless its space's settings or the job say otherwise.
 DEFAULT_MAX_ATTEMPTS = 4

@@ -278,3 +278,9 @@ def lease_partitions(shards: int) -> list[str]:
 
 def lease_bucket(n: int, expires_ms: int, bucket_id: str) -> dict[str, str]:
     return {"pk": f"LEASE#{n}", "sk": f"{expires_ms:013d}#{bucket_id}"}
+
+
+def service_secret(purpose: str) -> dict[str, str]:
+    """A secret the service made for itself (`shared.store.secrets`), one item per purpose,
+    in a partition no space, job or token can name."""
+    return {"pk": "SECRET", "sk": purpose}
