@@ -9,7 +9,7 @@ is past retention. The fields are in clear: a link shows its space's name and it
 id, which the follower sees anyway.
 
 Following waits like a claim does: the job item is read (eventually consistent, half a
-read unit for a job item, which is kept under 1 KiB) with pauses that grow to a second,
+read unit: a job item is kept to about 1 KiB) with pauses that grow to a second,
 until its version differs from the follower's or the wait ends. A version is a digest of
 what a follower sees (status, attempt, progress, finish, line count), so it changes
 exactly when there is something new to show, with nothing stored to keep it.
