@@ -19,7 +19,9 @@ app = make_app(cors=CORSConfig(allow_origin="*", allow_headers=[], max_age=86_40
 def follow_job(token: str) -> Response:
     after = query_int(app, "afterSeq", default=0, low=0, high=2**31 - 1)
     wait = query_int(app, "waitMs", default=0, low=0, high=limits.MAX_FOLLOW_WAIT_MS)
-    followed = runtime().follow_links.follow(token, after_seq=after, wait_ms=wait, version=query(app, "version"))
+    followed = runtime().follow_links.follow(
+        token, after_seq=after, wait_ms=wait, version=query(app, "version")
+    )
     return ok(followed)
 
 

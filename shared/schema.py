@@ -239,9 +239,9 @@ class NewToken(Body):
 
 
 class NewFollowLink(Body):
-    ttlMs: Annotated[
-        int, Field(ge=limits.MIN_FOLLOW_LINK_TTL_MS, le=limits.MAX_FOLLOW_LINK_TTL_MS)
-    ] = limits.DEFAULT_FOLLOW_LINK_TTL_MS
+    ttlMs: Annotated[int, Field(ge=limits.MIN_FOLLOW_LINK_TTL_MS, le=limits.MAX_FOLLOW_LINK_TTL_MS)] = (
+        limits.DEFAULT_FOLLOW_LINK_TTL_MS
+    )
     """How long the link works, from now."""
 
 

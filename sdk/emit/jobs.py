@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import builtins
 import json
-from datetime import timedelta
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 

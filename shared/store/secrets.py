@@ -8,6 +8,7 @@ every function everywhere ends up with the same bytes without any deploy-time st
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 
@@ -29,13 +30,12 @@ class ServiceSecrets:
         with self._lock:
             item = self.db.get(keys.service_secret(purpose), consistent=True)
             if item is None and create:
-                try:
+                # Another process may have made it first: then theirs is the one.
+                with contextlib.suppress(ConditionFailed):
                     self.db.put(
                         keys.service_secret(purpose) | {"secret": secrets.token_hex(32)},
                         condition="attribute_not_exists(pk)",
                     )
-                except ConditionFailed:
-                    pass  # another process made it first: theirs is the one
                 item = self.db.get(keys.service_secret(purpose), consistent=True)
             if item is None:
                 return None

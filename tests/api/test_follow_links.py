@@ -10,9 +10,11 @@ import pytest
 from devserver import gateway
 from shared import limits
 from shared.clock import ManualClock
+from shared.follow import SECRET
 from shared.runtime import Runtime
+from shared.store.secrets import ServiceSecrets
 from tests.conftest import mint
-from tests.support import Api, Answer, check_answer
+from tests.support import Answer, Api, check_answer
 
 SPACE = "/v1/spaces/watch"
 JOBS = f"{SPACE}/jobs"
@@ -82,7 +84,11 @@ def test_a_link_follows_the_job_without_a_token_and_shows_nothing_else(api: Api,
     clock.advance(1_000)
     report(api, job_id, complete={"result": {"frames": 240}})
     done = follow(api, made["token"], afterSeq=150).body
-    assert (done["status"], done["result"], done["finishedAtMs"]) == ("COMPLETED", {"frames": 240}, clock.now_ms())
+    assert (done["status"], done["result"], done["finishedAtMs"]) == (
+        "COMPLETED",
+        {"frames": 240},
+        clock.now_ms(),
+    )
     assert "error" not in done
 
 
@@ -243,7 +249,9 @@ def _raw(method: str, path: str, headers: dict[str, str]) -> dict[str, Any]:
     event = gateway.event(matched, method=method, path=path, query="", headers=headers, body=b"")
     answer = gateway.invoke(matched, event)
     body = gateway.response_body(answer)
-    check_answer(method, matched.route.path, Answer(answer["statusCode"], answer["headers"], json.loads(body)))
+    check_answer(
+        method, matched.route.path, Answer(answer["statusCode"], answer["headers"], json.loads(body))
+    )
     return answer
 
 
@@ -259,3 +267,21 @@ def test_any_origin_may_read_a_follow_answer_and_no_other_route(api: Api, admin_
     other = _raw("GET", f"{JOBS}/{job_id}", page | {"authorization": f"Bearer {admin_token}"})
     assert other["statusCode"] == 200
     assert not [h for h in other["headers"] if h.lower().startswith("access-control-")]
+
+
+def test_processes_racing_to_make_the_secret_all_keep_the_winners(rt: Runtime) -> None:
+    """Two cold functions make the first links at once: the one that loses the conditional
+    write reads the winner's secret, so every link either makes opens everywhere."""
+    first, second = ServiceSecrets(rt.db), ServiceSecrets(rt.db)
+    missed = {"once": True}
+    get = rt.db.get
+
+    def late(key: dict[str, str], **kw: Any) -> Any:
+        if missed.pop("once", False):
+            first.get(SECRET, create=True)  # the other process writes between this read and its own
+            return None
+        return get(key, **kw)
+
+    assert second.get(SECRET, create=False) is None
+    second.db = type("Late", (), {"get": staticmethod(late), "put": rt.db.put})()  # type: ignore[assignment]
+    assert second.get(SECRET, create=True) == first.get(SECRET, create=False) is not None

@@ -35,7 +35,9 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
 
 def follow_page() -> str:
     text = README.read_text()
-    block = re.search(r"<!-- follow-page:begin -->\s*```html\n(.*?)```\s*<!-- follow-page:end -->", text, re.S)
+    block = re.search(
+        r"<!-- follow-page:begin -->\s*```html\n(.*?)```\s*<!-- follow-page:end -->", text, re.S
+    )
     assert block, "README.md has no follow-page block"
     return block.group(1)
 
