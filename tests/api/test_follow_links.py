@@ -12,6 +12,7 @@ from shared import limits
 from shared.clock import ManualClock
 from shared.follow import SECRET
 from shared.runtime import Runtime
+from shared.store import keys
 from shared.store.secrets import ServiceSecrets
 from tests.conftest import mint
 from tests.support import Answer, Api, check_answer
@@ -285,3 +286,24 @@ def test_processes_racing_to_make_the_secret_all_keep_the_winners(rt: Runtime) -
     assert second.get(SECRET, create=False) is None
     second.db = type("Late", (), {"get": staticmethod(late), "put": rt.db.put})()  # type: ignore[assignment]
     assert second.get(SECRET, create=True) == first.get(SECRET, create=False) is not None
+
+
+def test_lines_lost_to_a_fault_do_not_make_a_wait_spin(api: Api, rt: Runtime, clock: ManualClock) -> None:
+    """A report's lines are written after its job: a fault between the two leaves the job
+    counting lines that never come. A follower past the last stored line still waits."""
+    job_id = api.created(SPACE, "a")
+    token = link(api, job_id)["token"]
+    claim(api)
+    report(api, job_id, lines=[{"level": "INFO", "message": str(n)} for n in range(3)])
+    rt.db.client.update_item(
+        TableName=rt.table,
+        Key={part: {"S": value} for part, value in keys.job("watch", job_id).items()},
+        UpdateExpression="SET lineCount = :n",
+        ExpressionAttributeValues={":n": {"N": "5"}},
+    )
+    page = follow(api, token).body
+    assert page["nextSeq"] == 3
+    started = clock.now_ms()
+    again = follow(api, token, afterSeq=3, waitMs=25_000, version=page["version"]).body
+    assert (again["lines"], again["version"]) == ([], page["version"])
+    assert clock.now_ms() - started == 25_000
