@@ -15,7 +15,8 @@ from shared.runtime import runtime
 app = make_app(cors=CORSConfig(allow_origin="*", allow_headers=[], max_age=86_400))
 
 
-@app.get("/v1/follow/<token>")
+# `no-store`: a job's state now, under a url that is a credential (errors: `no-cache`).
+@app.get("/v1/follow/<token>", cache_control="no-store")
 def follow_job(token: str) -> Response:
     after = query_int(app, "afterSeq", default=0, low=0, high=2**31 - 1)
     wait = query_int(app, "waitMs", default=0, low=0, high=limits.MAX_FOLLOW_WAIT_MS)

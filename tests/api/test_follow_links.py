@@ -264,6 +264,7 @@ def test_any_origin_may_read_a_follow_answer_and_no_other_route(api: Api, admin_
         answer = _raw("GET", path, page)
         assert answer["statusCode"] == status
         assert answer["headers"]["Access-Control-Allow-Origin"] == "*"
+        assert answer["headers"]["Cache-Control"] == ("no-store" if status == 200 else "no-cache")
         assert "Access-Control-Allow-Credentials" not in answer["headers"]
     other = _raw("GET", f"{JOBS}/{job_id}", page | {"authorization": f"Bearer {admin_token}"})
     assert other["statusCode"] == 200
