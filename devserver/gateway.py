@@ -57,6 +57,8 @@ def event(
     for name, value in headers.items():
         key = name.lower()
         lowered[key] = f"{lowered[key]},{value}" if key in lowered else value
+    # API Gateway tells a function how the request came in; here, always plain HTTP.
+    lowered["x-forwarded-proto"] = "http"
     params: dict[str, str] = {}
     for name, value in parse_qsl(query, keep_blank_values=True):
         params[name] = f"{params[name]},{value}" if name in params else value

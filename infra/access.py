@@ -104,6 +104,12 @@ ACCESS: Mapping[str, Access] = {
         gets=_set("payload"),
         puts=_set("payload"),
     ),
+    # The job (GetItem), and the service's secret for follow links: read, or made by the
+    # first link ever (PutItem, conditional, never over an item that exists).
+    "create_follow_link": Access(_set("GetItem", "PutItem")),
+    # No token: the secret and the job (GetItem), a page of lines (Query), a completed job's
+    # result from a side item or S3, a failed one's error from a side item (BatchGetItem).
+    "follow_job": Access(_set("GetItem", "Query", "BatchGetItem"), gets=_set("result")),
     "get_space": Access(_set("GetItem", "Query")),
     # The space's default and the name's own policy (GetItem).
     "get_name_policy": Access(_set("GetItem")),

@@ -276,6 +276,40 @@ class EventPage(Answer):
     """The next `seq` to ask from; null when there is nothing more yet."""
 
 
+# -- follow links -------------------------------------------------------------------------
+
+
+class FollowLink(Answer):
+    """A link to follow one job without a token, read-only, until `expiresAtMs`."""
+
+    url: str
+    """`GET /v1/follow/{token}` on the API's own address."""
+    token: str
+    expiresAtMs: int
+
+
+class FollowedJob(Answer):
+    """A job as a person follows it: never its payload, key, callback or events."""
+
+    id: str
+    name: str
+    status: Status
+    attempt: int
+    progress: Progress | None
+    createdAtMs: int
+    finishedAtMs: int | None
+    result: Any = omitted()
+    """Completed: the result."""
+    error: str | Omitted = omitted()
+    """Failed or stalled: the last error."""
+    lines: list[Line]
+    """Log lines from `afterSeq` on, at most 100."""
+    nextSeq: int
+    """The `afterSeq` to ask with next."""
+    version: str
+    """Send it back as `version` (with `waitMs`) to wait for the next change."""
+
+
 # -- spaces and tokens --------------------------------------------------------------------
 
 

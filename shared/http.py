@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import unquote
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, CORSConfig, Response, content_types
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 
@@ -65,8 +65,9 @@ class HttpApp(APIGatewayHttpResolver):
         return super().resolve(event, context)
 
 
-def make_app() -> HttpApp:
-    app = HttpApp()
+def make_app(cors: CORSConfig | None = None) -> HttpApp:
+    """The resolver every function uses; `cors` only where a route is open to any page."""
+    app = HttpApp(cors=cors)
 
     @app.exception_handler(EmitError)
     def _emit_error(error: EmitError) -> Response:

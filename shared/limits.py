@@ -39,6 +39,10 @@ MAX_KEY_WINDOW_MS = DAY_MS
 MAX_LEASE_MS = 12 * HOUR_MS
 UNCAPPED = 10**15
 """A cap no count reaches: what a write that is counted but never refused reserves under."""
+MIN_FOLLOW_LINK_TTL_MS = MINUTE_MS
+MAX_FOLLOW_LINK_TTL_MS = 30 * DAY_MS
+DEFAULT_FOLLOW_LINK_TTL_MS = DAY_MS
+MAX_FOLLOW_WAIT_MS = 25_000
 
 # Defaults for a job, unless its space's settings or the job say otherwise.
 DEFAULT_MAX_ATTEMPTS = 4

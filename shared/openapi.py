@@ -23,6 +23,7 @@ from shared.schema import (
     SPACE_PATTERN,
     Body,
     ClaimRequest,
+    NewFollowLink,
     NewJob,
     NewToken,
     PolicyPatch,
@@ -91,6 +92,8 @@ class Operation:
     status: int = 200
     query: tuple[Query, ...] = ()
     description: str = ""
+    error_text: tuple[tuple[int, str], ...] = ()
+    """What an error status means here, where it differs from `ERROR_TEXT`."""
 
 
 CLIENT = (400, 401, 403)
@@ -214,6 +217,42 @@ OPERATIONS: dict[str, Operation] = {
         description="Every name with pending jobs or a policy of its own. Counts come from the "
         "ready index, a second behind at most, and stop at 10,000 a name (`capped`).",
     ),
+    "create_follow_link": Operation(
+        "Make a link to follow one job without a token",
+        "read",
+        answers.FollowLink,
+        (*CLIENT, 404),
+        body=NewFollowLink,
+        status=201,
+        description="The link's token lets anyone holding it read the job as `GET /v1/follow/{token}` "
+        "shows it, until `expiresAtMs`; it opens nothing else. The body may be left out (a day).",
+    ),
+    "follow_job": Operation(
+        "Follow one job with a follow link: no token, any origin",
+        None,
+        answers.FollowedJob,
+        (400, 401, 404),
+        query=(
+            Query(
+                "afterSeq",
+                {"type": "integer", "minimum": 0, "default": 0},
+                "Log lines from this seq on: the last answer's `nextSeq`.",
+            ),
+            Query(
+                "waitMs",
+                {"type": "integer", "minimum": 0, "maximum": limits.MAX_FOLLOW_WAIT_MS, "default": 0},
+                "With `version`: wait up to this long for the job to change.",
+            ),
+            Query("version", {"type": "string"}, "The last answer's `version`."),
+        ),
+        description="Answers at once, or with `waitMs` and `version` as soon as the job's version "
+        "differs from `version` (or lines from `afterSeq` are there), else when the wait ends. "
+        "CORS allows any origin. Never shows the payload, key, callback or events.",
+        error_text=(
+            (401, "The link is forged, altered or expired."),
+            (404, "The job is past its retention."),
+        ),
+    ),
     "get_space": Operation("Read a space's settings", "admin", answers.Space, (*CLIENT, 404)),
     "update_space": Operation(
         "Change a space's settings (creates the space)", "admin", answers.Space, CLIENT, body=SettingsPatch
@@ -275,7 +314,7 @@ def _answers(op: Operation) -> dict[str, Any]:
     out[str(op.status)] = success
     for status in (*op.errors, 500):
         error: dict[str, Any] = {
-            "description": ERROR_TEXT[status],
+            "description": dict(op.error_text).get(status, ERROR_TEXT[status]),
             "content": _content(answers.Exhausted if status == 429 else answers.Error),
         }
         if status == 429:

@@ -20,6 +20,7 @@ from shared.auth import Tokens
 from shared.callbacks import Dispatcher, TargetPolicy
 from shared.clock import Clock, SystemClock
 from shared.diagnostics import Diagnostics
+from shared.follow import FollowLinks
 from shared.notify import Notifier
 from shared.policy import Policies
 from shared.queue import Queue, QueueConfig
@@ -31,6 +32,7 @@ from shared.store.dynamo import Dynamo
 from shared.store.jobs import JobStore
 from shared.store.journal import Journal
 from shared.store.leases import DueBuckets, LeaseBook
+from shared.store.secrets import ServiceSecrets
 from shared.store.spaces import SpaceStore
 from shared.store.tokens import TokenStore
 from shared.stream import StreamProcessor
@@ -92,6 +94,9 @@ class Runtime:
         )
         self.diagnostics = Diagnostics(clock=self.clock, jobs=self.jobs, spaces=self.space_store)
         self.tokens = Tokens(TokenStore(self.db), self.clock, self.dev_token)
+        self.follow_links = FollowLinks(
+            clock=self.clock, jobs=self.jobs, journal=self.journal, secrets=ServiceSecrets(self.db)
+        )
         self.dispatcher = Dispatcher(
             clock=self.clock,
             jobs=self.jobs,

@@ -242,6 +242,13 @@ class NewToken(Body):
     ) = None
 
 
+class NewFollowLink(Body):
+    ttlMs: Annotated[int, Field(ge=limits.MIN_FOLLOW_LINK_TTL_MS, le=limits.MAX_FOLLOW_LINK_TTL_MS)] = (
+        limits.DEFAULT_FOLLOW_LINK_TTL_MS
+    )
+    """How long the link works, from now."""
+
+
 class RateSpec(Body):
     tokens: Annotated[int, Field(ge=1, le=100_000)]
     intervalMs: Annotated[int, Field(ge=limits.SECOND_MS, le=limits.DAY_MS)]

@@ -48,6 +48,16 @@ class _AccessLogs:
         return apigateway.AccessLogFormat.custom(json.dumps(ACCESS_LOG_FORMAT, separators=(",", ":")))
 
 
+PUBLIC_ROUTES = {
+    "get_openapi": "The API's own OpenAPI document is public by design: it holds no data, and "
+    "clients generate their code from it (its function has no data access).",
+    "follow_job": "A follow link is its own credential: the token in its path is an HMAC, under "
+    "a secret the service keeps, of one job and an expiry (shared/follow.py), checked by the "
+    "function; it reads that job only, read-only, and never its payload.",
+}
+"""Why each route without a token is open (a public route without a reason fails synth)."""
+
+
 class Api(Construct):
     """Route keys are the contract's paths as they stand: API Gateway validates HTTP API
     path parts against `^(\\{[\\w.:-]+\\+?\\}|[a-zA-Z0-9.:_-]+)$` [1.5], so a static part
@@ -99,8 +109,7 @@ class Api(Construct):
             acknowledge(
                 added,
                 "AwsSolutions-APIG4",
-                "The API's own OpenAPI document is public by design: it holds no data, and "
-                "clients generate their code from it (its function has no data access)."
+                PUBLIC_ROUTES[route.function]
                 if route.public
                 else "Every function authenticates its caller itself: a bearer token whose hash "
                 "it reads from the table, with per-space scopes (shared/auth.py). A gateway "

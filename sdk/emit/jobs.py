@@ -20,6 +20,7 @@ from emit.models import (
     Claimed,
     Created,
     Event,
+    FollowLink,
     Guarantee,
     Job,
     JobStatus,
@@ -172,6 +173,19 @@ class Jobs:
             if job.finished:
                 return
             self._transport.clock.sleep(interval)
+
+    def follow_link(self, job_id: str, *, ttl: float | timedelta = timedelta(days=1)) -> FollowLink:
+        """A link that lets anyone holding it follow the job (status, progress, log lines,
+        result or error; never its payload) with no token, from a browser too, for `ttl`
+        (seconds, or a timedelta: one minute to 30 days). Needs the `read` scope."""
+        seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else ttl
+        answer = self._transport.call(
+            "POST",
+            self._path(f"/{_id(job_id)}/follow-links"),
+            body={"ttlMs": round(seconds * 1000)},
+            repeatable=True,
+        )
+        return FollowLink.from_api(answer)
 
     def _pages(
         self, path: str, field: str, params: dict[str, str | int], page_size: int, limit: int | None

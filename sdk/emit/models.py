@@ -378,3 +378,20 @@ class MintedToken:
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> MintedToken:
         return cls(Token.from_api(data), data["token"])
+
+
+@dataclass(frozen=True)
+class FollowLink:
+    """A link to follow one job with no token (`GET url`), read-only, until `expires_at_ms`.
+
+    Anyone holding the url or token can read the job's status, progress, lines and result
+    until then: hand it out as you would the job's result itself."""
+
+    url: str = field(repr=False)
+    token: str = field(repr=False)
+    expires_at_ms: int
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> FollowLink:
+        return cls(url=data["url"], token=data["token"], expires_at_ms=data["expiresAtMs"], raw=dict(data))

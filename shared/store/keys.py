@@ -300,3 +300,9 @@ def deadline_partitions() -> list[str]:
 
 def deadline_bucket(n: int, due_ms: int, bucket_id: str) -> dict[str, str]:
     return {"pk": f"DEADLINE#{n}", "sk": f"{due_ms:013d}#{bucket_id}"}
+
+
+def service_secret(purpose: str) -> dict[str, str]:
+    """A secret the service made for itself (`shared.store.secrets`), one item per purpose,
+    in a partition no space, job or token can name."""
+    return {"pk": "SECRET", "sk": purpose}

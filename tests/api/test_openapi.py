@@ -43,7 +43,8 @@ def test_its_paths_and_methods_are_exactly_the_routes() -> None:
     assert sorted(operation_ids) == sorted(r.function for r in ROUTES)
 
 
-def test_every_route_but_the_document_needs_a_bearer_token() -> None:
+def test_every_route_but_the_document_and_follow_links_needs_a_bearer_token() -> None:
+    """A follow link carries its own capability in its path (`shared.follow`)."""
     document = openapi.document()
     assert document["components"]["securitySchemes"] == {"bearer": {"type": "http", "scheme": "bearer"}}
     assert document["security"] == [{"bearer": []}]
@@ -52,6 +53,9 @@ def test_every_route_but_the_document_needs_a_bearer_token() -> None:
         if route.path == DOC:
             assert operation["security"] == []
             assert set(operation["responses"]) == {"200", "500"}
+        elif route.path == "/v1/follow/{token}":
+            assert operation["security"] == []
+            assert set(operation["responses"]) == {"200", "400", "401", "404", "500"}
         else:
             assert "security" not in operation, route
             assert {"401", "403", "500"} <= set(operation["responses"]), route

@@ -323,6 +323,11 @@ def test_each_access_entry_is_exactly_what_its_endpoint_calls(api: Api, calls: C
         _ok(api.get(f"{space}/jobs/{job}"))
     _ok(api.get(f"{space}/jobs/{small}/lines"))
     _ok(api.get(f"{space}/jobs/{small}/events"))
+    # Follow links (the first makes the service's secret); following reads the lines, and a
+    # result from S3 or a side item.
+    for job in (large, medium, small):
+        link = _ok(api.post(f"{space}/jobs/{job}/follow-links", {"ttlMs": 60_000}), 201)
+        _ok(api.get(f"/v1/follow/{link['token']}", token=None))
     # A claimable job: its name's policy (read afresh after a change) says what holds it back.
     waiting = _ok(api.post(f"{space}/jobs", {"name": "spare", "payload": {}}))["id"]
     _ok(api.patch(f"{space}/names/spare/policy", {"agingIntervalMs": 30_000}))

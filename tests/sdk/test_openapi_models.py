@@ -28,6 +28,7 @@ PAIRS = [  # SDK model, the document's schema (several for a union), and SDK fie
     (names.NameDiagnostics, ["NameDiagnostics"], {}),
     (names.Rate, ["Rate"], {}),
     (models.Token, ["Token"], {}),
+    (models.FollowLink, ["FollowLink"], {}),
     # Requests the SDK sends.
     (models.NewJob, ["NewJob"], {}),
     (models.Backoff, ["BackoffSpec"], {}),
