@@ -105,6 +105,9 @@ ACCESS: Mapping[str, Access] = {
         gets=_set("payload"),
         puts=_set("payload"),
     ),
+    # The spaces' listing (Query), or a limited token's own entries, then each listed space's
+    # settings and in-flight count (BatchGetItem).
+    "list_spaces": Access(_set("GetItem", "Query", "BatchGetItem")),
     "get_space": Access(_set("GetItem", "Query")),
     # The space's default and the name's own policy (GetItem).
     "get_name_policy": Access(_set("GetItem")),

@@ -91,6 +91,8 @@ class Operation:
     status: int = 200
     query: tuple[Query, ...] = ()
     description: str = ""
+    anywhere: bool = False
+    """A route without `{space}` that needs its scope in any one space, not on all of them."""
 
 
 CLIENT = (400, 401, 403)
@@ -214,6 +216,16 @@ OPERATIONS: dict[str, Operation] = {
         description="Every name with pending jobs or a policy of its own. Counts come from the "
         "ready index, a second behind at most, and stop at 10,000 a name (`capped`).",
     ),
+    "list_spaces": Operation(
+        "List the spaces the token may use, in name order",
+        "read",
+        answers.SpaceList,
+        CLIENT,
+        query=(LIMIT, CURSOR),
+        description="A token limited to some spaces sees those of them that exist; `inFlight` is "
+        "null while a space has no `maxInFlight`.",
+        anywhere=True,
+    ),
     "get_space": Operation("Read a space's settings", "admin", answers.Space, (*CLIENT, 404)),
     "update_space": Operation(
         "Change a space's settings (creates the space)", "admin", answers.Space, CLIENT, body=SettingsPatch
@@ -305,6 +317,8 @@ def _path_parameters(route: Route) -> list[dict[str, Any]]:
 def _operation(route: Route) -> dict[str, Any]:
     op = OPERATIONS[route.function]
     where = "in the space" if "{space}" in route.path else "on all spaces"
+    if op.anywhere:
+        where = "in any space"
     needs = "Needs no token."
     if op.scope is not None:
         holds = "" if op.scope == "admin" else " (or `admin`, which holds every scope)"

@@ -52,6 +52,9 @@ ROUTES: tuple[Route, ...] = (
     Route("PATCH", "/v1/spaces/{space}/names/{name}/policy", "update_name_policy"),
     Route("POST", "/v1/spaces/{space}/names/{name}/policy:reset", "reset_name_policy"),
     Route("GET", "/v1/spaces/{space}/diagnostics", "get_diagnostics", memory_mb=512, timeout_s=29),
+    # The spaces a token may use: one query of the listing (or one batch of the token's own),
+    # then one batch of two reads a space on the page.
+    Route("GET", "/v1/spaces", "list_spaces", memory_mb=512, timeout_s=29),
     Route("GET", "/v1/spaces/{space}", "get_space"),
     Route("PATCH", "/v1/spaces/{space}", "update_space"),
     Route("POST", "/v1/tokens", "create_token"),
