@@ -124,6 +124,9 @@ ACCESS: Mapping[str, Access] = {
     "create_token": Access(_set("GetItem", "PutItem"), tokens_only=True),
     "list_tokens": Access(_set("GetItem", "Query"), tokens_only=True),
     "revoke_token": Access(_set("GetItem", "DeleteItem"), tokens_only=True),
+    # The dashboard's files come with its functions: no token to check, no data at all.
+    "get_dashboard": Access(_set()),
+    "get_dashboard_file": Access(_set()),
     # The OpenAPI document is built from the code: no token to check, no data at all.
     "get_openapi": Access(_set()),
     # A job finished with a callback: the delivery item (PutItem), the job, its values and the

@@ -80,6 +80,30 @@ def shared_layer() -> Path:
     return target
 
 
+DASHBOARD_FUNCTIONS = frozenset({"get_dashboard", "get_dashboard_file"})
+"""The functions that serve the dashboard's files, which are packaged with them."""
+
+
+def function_code(module: str) -> Path:
+    """The directory a function's code asset is made of: for most, `functions/` (of which
+    the asset keeps `<module>.py` alone); for the dashboard's, `build/lambda-dashboard/<hash>/`
+    holding `<module>.py` and `dashboard/` beside it (`shared.dashboard.directory`)."""
+    if module not in DASHBOARD_FUNCTIONS:
+        return ROOT / "functions"
+    sources = [ROOT / "functions" / f"{module}.py", *sorted((ROOT / "dashboard").glob("*"))]
+    key = _digest([p.name.encode() + b"\0" + p.read_bytes() for p in sources if p.is_file()])[:16]
+    target = BUILD / "lambda-dashboard" / module / key
+    if not target.is_dir():
+        with _staging(target) as staging:
+            shutil.copyfile(sources[0], staging / sources[0].name)
+            (staging / "dashboard").mkdir()
+            for source in sources[1:]:
+                if source.is_file():
+                    shutil.copyfile(source, staging / "dashboard" / source.name)
+        _prune(target)
+    return target
+
+
 def _make_portable(site: Path) -> None:
     """Drop what pip wrote about this machine: console scripts carry its interpreter's
     path, and each RECORD lists their hashes. Lambda uses neither."""

@@ -93,6 +93,8 @@ class Operation:
     description: str = ""
     anywhere: bool = False
     """A route without `{space}` that needs its scope in any one space, not on all of them."""
+    media: tuple[str, ...] = ("application/json",)
+    """The success answer's content types."""
 
 
 CLIENT = (400, 401, 403)
@@ -241,6 +243,20 @@ OPERATIONS: dict[str, Operation] = {
     "list_tokens": Operation("List tokens, without secrets", "admin", answers.TokenList, (401, 403)),
     "revoke_token": Operation("Revoke a token", "admin", None, (401, 403, 404), status=204),
     "get_openapi": Operation("This document", None, {"type": "object"}, ()),
+    "get_dashboard": Operation(
+        "The dashboard: a page that signs in with a token and then uses this API",
+        None,
+        {"type": "string"},
+        (),
+        media=("text/html",),
+    ),
+    "get_dashboard_file": Operation(
+        "The dashboard's script (`app.js`) and style sheet (`app.css`)",
+        None,
+        {"type": "string"},
+        (404,),
+        media=("text/javascript", "text/css"),
+    ),
 }
 
 ERROR_TEXT = {
@@ -283,7 +299,8 @@ def _answers(op: Operation) -> dict[str, Any]:
     out: dict[str, Any] = {}
     success: dict[str, Any] = {"description": op.summary}
     if op.answer is not None:
-        success["content"] = _content(op.answer)
+        (schema,) = _content(op.answer).values()
+        success["content"] = dict.fromkeys(op.media, schema)
     out[str(op.status)] = success
     for status in (*op.errors, 500):
         error: dict[str, Any] = {

@@ -60,6 +60,9 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/tokens", "create_token"),
     Route("GET", "/v1/tokens", "list_tokens"),
     Route("DELETE", "/v1/tokens/{id}", "revoke_token"),
+    # The dashboard: static files packaged with their functions (shared/dashboard.py), no data.
+    Route("GET", "/", "get_dashboard", public=True),
+    Route("GET", "/dashboard/{file}", "get_dashboard_file", public=True),
     # The OpenAPI document, built once per warm function from the models in shared/.
     Route("GET", "/v1/openapi.json", "get_openapi", public=True),
 )
