@@ -25,6 +25,8 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from shared.dashboard import FILES
+
 ROOT = Path(__file__).resolve().parent.parent
 """The repository."""
 LOCK = Path(__file__).resolve().parent / "requirements-lambda.txt"
@@ -90,16 +92,15 @@ def function_code(module: str) -> Path:
     holding `<module>.py` and `dashboard/` beside it (`shared.dashboard.directory`)."""
     if module not in DASHBOARD_FUNCTIONS:
         return ROOT / "functions"
-    sources = [ROOT / "functions" / f"{module}.py", *sorted((ROOT / "dashboard").glob("*"))]
-    key = _digest([p.name.encode() + b"\0" + p.read_bytes() for p in sources if p.is_file()])[:16]
+    sources = [ROOT / "functions" / f"{module}.py", *(ROOT / "dashboard" / name for name in sorted(FILES))]
+    key = _digest([p.name.encode() + b"\0" + p.read_bytes() for p in sources])[:16]
     target = BUILD / "lambda-dashboard" / module / key
     if not target.is_dir():
         with _staging(target) as staging:
             shutil.copyfile(sources[0], staging / sources[0].name)
             (staging / "dashboard").mkdir()
             for source in sources[1:]:
-                if source.is_file():
-                    shutil.copyfile(source, staging / "dashboard" / source.name)
+                shutil.copyfile(source, staging / "dashboard" / source.name)
         _prune(target)
     return target
 
