@@ -107,7 +107,8 @@ class Functions(Construct):
             runtime=self.RUNTIME,
             architecture=self.ARCHITECTURE,
             code=lambda_.Code.from_asset(
-                str(bundling.function_code(module)), exclude=["*", f"!{module}.py", "!dashboard", "!dashboard/*"]
+                str(bundling.function_code(module)),
+                exclude=["*", f"!{module}.py", "!dashboard", "!dashboard/*"],
             ),
             handler=f"{module}.lambda_handler",
             layers=self.layers,

@@ -17,7 +17,9 @@ FOLDER = Path(__file__).resolve().parents[2] / "dashboard"
 def _get(path: str) -> tuple[int, dict[str, str], str]:
     matched = gateway.match("GET", path)
     assert isinstance(matched, gateway.Matched), path
-    answer = gateway.invoke(matched, gateway.event(matched, method="GET", path=path, query="", headers={}, body=b""))
+    answer = gateway.invoke(
+        matched, gateway.event(matched, method="GET", path=path, query="", headers={}, body=b"")
+    )
     return answer["statusCode"], answer.get("headers") or {}, gateway.response_body(answer).decode()
 
 

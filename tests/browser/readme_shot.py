@@ -28,7 +28,9 @@ def main() -> None:
                     client.jobs.report([me | {"fail": {"error": "SMTP 421: try again later"}}])
                     continue
                 lines = [{"level": "INFO", "message": f"rendered page {p} of 12"} for p in range(1, 8)]
-                client.jobs.report([me | {"progress": {"percent": 58, "message": "page 7 of 12"}, "lines": lines}])
+                client.jobs.report(
+                    [me | {"progress": {"percent": 58, "message": "page 7 of 12"}, "lines": lines}]
+                )
         with sync_playwright() as driver:
             browser = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
             page = browser.new_page(viewport={"width": 1000, "height": 720})

@@ -43,13 +43,27 @@ def test_sign_in_then_watch_a_job_go_from_pending_to_completed(
     expect(page.locator("#job-status")).to_have_text("RUNNING")
     me = {"id": held.id, "attempt": held.attempt}
     client.jobs.report(
-        [me | {"progress": {"percent": 40, "message": "halfway"}, "lines": [{"level": "INFO", "message": "resized 1 of 2"}]}]
+        [
+            me
+            | {
+                "progress": {"percent": 40, "message": "halfway"},
+                "lines": [{"level": "INFO", "message": "resized 1 of 2"}],
+            }
+        ]
     )
     expect(page.locator("#job")).to_contain_text("40% halfway")
     expect(page.locator("#lines li")).to_have_count(1)
     expect(page.locator("#lines")).to_contain_text("resized 1 of 2")
     shot(page, "job-running")
-    client.jobs.report([me | {"lines": [{"level": "INFO", "message": "resized 2 of 2"}], "complete": {"result": {"url": "s3://x"}}}])
+    client.jobs.report(
+        [
+            me
+            | {
+                "lines": [{"level": "INFO", "message": "resized 2 of 2"}],
+                "complete": {"result": {"url": "s3://x"}},
+            }
+        ]
+    )
     expect(page.locator("#job-status")).to_have_text("COMPLETED")
     expect(page.locator("#lines li")).to_have_count(2)
     expect(page.locator("#job-result")).to_contain_text("s3://x")
@@ -81,7 +95,9 @@ def test_create_cancel_and_retry_from_the_page(page: Any, dev: DevServer, client
     assert [j.retry_of for j in client.jobs.list(name="flaky") if j.id != failing] == [failing]
 
 
-def test_pause_resume_and_change_a_limit_in_place(page: Any, dev: DevServer, client: Emit, space: str) -> None:
+def test_pause_resume_and_change_a_limit_in_place(
+    page: Any, dev: DevServer, client: Emit, space: str
+) -> None:
     client.jobs.create("mail")
     sign_in(page, dev)
     page.goto(_job_url(dev, space) + "/names")
@@ -101,7 +117,9 @@ def test_pause_resume_and_change_a_limit_in_place(page: Any, dev: DevServer, cli
     assert client.names.policy("mail").concurrency == 3
 
 
-def test_settings_with_a_new_webhook_secret_shown_once(page: Any, dev: DevServer, client: Emit, space: str) -> None:
+def test_settings_with_a_new_webhook_secret_shown_once(
+    page: Any, dev: DevServer, client: Emit, space: str
+) -> None:
     client.jobs.create("n")
     sign_in(page, dev)
     page.goto(_job_url(dev, space) + "/settings")
@@ -146,7 +164,14 @@ def test_what_a_job_carries_is_shown_as_text(page: Any, dev: DevServer, client: 
     job_id = client.jobs.create("n", {"html": XSS}, max_attempts=1).id
     [held] = client.jobs.claim(count=1, names=["n"])
     client.jobs.report(
-        [{"id": held.id, "attempt": held.attempt, "lines": [{"level": "INFO", "message": XSS}], "fail": {"error": XSS}}]
+        [
+            {
+                "id": held.id,
+                "attempt": held.attempt,
+                "lines": [{"level": "INFO", "message": XSS}],
+                "fail": {"error": XSS},
+            }
+        ]
     )
     sign_in(page, dev)
     page.goto(_job_url(dev, space, job_id))

@@ -15,8 +15,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from infra import bundling
-from shared import dashboard
 from infra.constructs.functions import Functions
+from shared import dashboard
 from tests.infra.cfn import Synthesized, module_of, resources
 from tests.infra.conftest import STACK
 
