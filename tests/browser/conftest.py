@@ -36,13 +36,20 @@ def _missing() -> str | None:
     return None
 
 
+def require_browser() -> None:
+    """Called at the top of a browser test module: skips the whole module (one line in the
+    summary) without Chromium, unless `EMIT_REQUIRE_BROWSER=1`: then each of its tests fails
+    (in the `browser` fixture), and the rest of the run goes on."""
+    missing = _missing()
+    if missing is not None and os.environ.get("EMIT_REQUIRE_BROWSER") != "1":
+        pytest.skip(f"browser tests skipped: {missing}", allow_module_level=True)
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     missing = _missing()
-    if missing:
-        if os.environ.get("EMIT_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"EMIT_REQUIRE_BROWSER=1 but {missing}")
-        pytest.skip(f"browser tests skipped: {missing}")
+    if missing is not None:
+        pytest.fail(f"EMIT_REQUIRE_BROWSER=1 but {missing}", pytrace=False)
     from playwright.sync_api import expect, sync_playwright  # noqa: PLC0415
 
     expect.set_options(timeout=PATIENCE_MS)

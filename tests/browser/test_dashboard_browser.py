@@ -7,10 +7,16 @@ import re
 from typing import Any
 
 from emit import Emit
-from playwright.sync_api import expect
 
-from tests.browser.conftest import shot, sign_in
+from tests.browser.conftest import require_browser, shot, sign_in
 from tests.dev import DevServer
+
+require_browser()
+
+try:
+    from playwright.sync_api import expect
+except ImportError:  # EMIT_REQUIRE_BROWSER=1 without playwright: the `browser` fixture fails each test
+    expect = None
 
 XSS = '<img src=x onerror="window.__x=1">'
 
