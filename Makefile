@@ -64,6 +64,11 @@ bench: install
 clean:
 	rm -rf $(VENV) cdk.out .pytest_cache .mypy_cache .ruff_cache
 
+.PHONY: screenshot
+## The README's picture of the dashboard (docs/dashboard.png), taken in Debian's chromium.
+screenshot: install
+	$(BIN)/python -m tests.browser.readme_shot
+
 .PHONY: synth
 ## Synthesize the CloudFormation template into cdk.out/, offline and without Docker (the first
 ## run fetches the functions' pinned dependencies from PyPI into build/; later runs reuse them).

@@ -110,6 +110,9 @@ ACCESS: Mapping[str, Access] = {
     # No token: the secret and the job (GetItem), a page of lines (Query), a completed job's
     # result from a side item or S3, a failed one's error from a side item (BatchGetItem).
     "follow_job": Access(_set("GetItem", "Query", "BatchGetItem"), gets=_set("result")),
+    # The spaces' listing (Query), or a limited token's own entries, then each listed space's
+    # settings and in-flight count (BatchGetItem).
+    "list_spaces": Access(_set("GetItem", "Query", "BatchGetItem")),
     "get_space": Access(_set("GetItem", "Query")),
     # The space's default and the name's own policy (GetItem).
     "get_name_policy": Access(_set("GetItem")),
@@ -126,6 +129,9 @@ ACCESS: Mapping[str, Access] = {
     "create_token": Access(_set("GetItem", "PutItem"), tokens_only=True),
     "list_tokens": Access(_set("GetItem", "Query"), tokens_only=True),
     "revoke_token": Access(_set("GetItem", "DeleteItem"), tokens_only=True),
+    # The dashboard's files come with its functions: no token to check, no data at all.
+    "get_dashboard": Access(_set()),
+    "get_dashboard_file": Access(_set()),
     # The OpenAPI document is built from the code: no token to check, no data at all.
     "get_openapi": Access(_set()),
     # A job finished with a callback: the delivery item (PutItem), the job, its values and the

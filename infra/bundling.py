@@ -25,6 +25,8 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from shared.dashboard import FILES
+
 ROOT = Path(__file__).resolve().parent.parent
 """The repository."""
 LOCK = Path(__file__).resolve().parent / "requirements-lambda.txt"
@@ -76,6 +78,29 @@ def shared_layer() -> Path:
                 copy = staging / "python" / source.relative_to(ROOT)
                 copy.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(source, copy)
+        _prune(target)
+    return target
+
+
+DASHBOARD_FUNCTIONS = frozenset({"get_dashboard", "get_dashboard_file"})
+"""The functions that serve the dashboard's files, which are packaged with them."""
+
+
+def function_code(module: str) -> Path:
+    """The directory a function's code asset is made of: for most, `functions/` (of which
+    the asset keeps `<module>.py` alone); for the dashboard's, `build/lambda-dashboard/<hash>/`
+    holding `<module>.py` and `dashboard/` beside it (`shared.dashboard.directory`)."""
+    if module not in DASHBOARD_FUNCTIONS:
+        return ROOT / "functions"
+    sources = [ROOT / "functions" / f"{module}.py", *(ROOT / "dashboard" / name for name in sorted(FILES))]
+    key = _digest([p.name.encode() + b"\0" + p.read_bytes() for p in sources])[:16]
+    target = BUILD / "lambda-dashboard" / module / key
+    if not target.is_dir():
+        with _staging(target) as staging:
+            shutil.copyfile(sources[0], staging / sources[0].name)
+            (staging / "dashboard").mkdir()
+            for source in sources[1:]:
+                shutil.copyfile(source, staging / "dashboard" / source.name)
         _prune(target)
     return target
 

@@ -449,6 +449,20 @@ class Space(Answer):
     (the count is kept only under a cap)."""
 
 
+class SpaceEntry(Answer):
+    """A space the token may use."""
+
+    name: str
+    inFlight: int | None
+    """Unfinished jobs counted against `maxInFlight`; null while the space has no cap."""
+
+
+class SpaceList(Answer):
+    spaces: list[SpaceEntry]
+    cursor: str | None
+    """For the next page; null on the last."""
+
+
 class Token(Answer):
     """A token without its secret."""
 

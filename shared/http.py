@@ -22,7 +22,7 @@ from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 from shared import wire
 from shared.answers import Error, Exhausted
 from shared.auth import Caller
-from shared.errors import EmitError, InvalidArgument, ResourceExhausted
+from shared.errors import EmitError, InvalidArgument, PermissionDenied, ResourceExhausted
 from shared.observability import logger, metrics, tracer
 from shared.runtime import runtime
 from shared.schema import NAME_PATTERN, NAME_RULE, SPACE_PATTERN, SPACE_RULE
@@ -108,6 +108,16 @@ def authorize(app: APIGatewayHttpResolver, scope: str, space: str | None = None)
     if space is not None and not _SPACE.fullmatch(space):
         raise InvalidArgument(f"space: {SPACE_RULE}")
     return tokens.permit(caller, scope, space)
+
+
+def authorize_any_space(app: APIGatewayHttpResolver, scope: str) -> Caller:
+    """The caller, if its token may use `scope` in at least one space (a listing of spaces
+    answers only those it may use)."""
+    tokens = runtime().tokens
+    caller = tokens.authenticate(app.current_event.headers.get("authorization"))
+    if scope not in caller.scopes and "admin" not in caller.scopes:
+        raise PermissionDenied(f"the token may not {scope}")
+    return caller
 
 
 def path_name(raw: str) -> str:

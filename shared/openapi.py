@@ -94,6 +94,10 @@ class Operation:
     description: str = ""
     error_text: tuple[tuple[int, str], ...] = ()
     """What an error status means here, where it differs from `ERROR_TEXT`."""
+    anywhere: bool = False
+    """A route without `{space}` that needs its scope in any one space, not on all of them."""
+    media: tuple[str, ...] = ("application/json",)
+    """The success answer's content types."""
 
 
 CLIENT = (400, 401, 403)
@@ -253,6 +257,16 @@ OPERATIONS: dict[str, Operation] = {
             (404, "The job is past its retention."),
         ),
     ),
+    "list_spaces": Operation(
+        "List the spaces the token may use, in name order",
+        "read",
+        answers.SpaceList,
+        CLIENT,
+        query=(LIMIT, CURSOR),
+        description="A token limited to some spaces sees those of them that exist; `inFlight` is "
+        "null while a space has no `maxInFlight`.",
+        anywhere=True,
+    ),
     "get_space": Operation("Read a space's settings", "admin", answers.Space, (*CLIENT, 404)),
     "update_space": Operation(
         "Change a space's settings (creates the space)", "admin", answers.Space, CLIENT, body=SettingsPatch
@@ -268,6 +282,20 @@ OPERATIONS: dict[str, Operation] = {
     "list_tokens": Operation("List tokens, without secrets", "admin", answers.TokenList, (401, 403)),
     "revoke_token": Operation("Revoke a token", "admin", None, (401, 403, 404), status=204),
     "get_openapi": Operation("This document", None, {"type": "object"}, ()),
+    "get_dashboard": Operation(
+        "The dashboard: a page that signs in with a token and then uses this API",
+        None,
+        {"type": "string"},
+        (),
+        media=("text/html",),
+    ),
+    "get_dashboard_file": Operation(
+        "The dashboard's script (`app.js`) and style sheet (`app.css`)",
+        None,
+        {"type": "string"},
+        (404,),
+        media=("text/javascript", "text/css"),
+    ),
 }
 
 ERROR_TEXT = {
@@ -310,7 +338,8 @@ def _answers(op: Operation) -> dict[str, Any]:
     out: dict[str, Any] = {}
     success: dict[str, Any] = {"description": op.summary}
     if op.answer is not None:
-        success["content"] = _content(op.answer)
+        (schema,) = _content(op.answer).values()
+        success["content"] = dict.fromkeys(op.media, schema)
     out[str(op.status)] = success
     for status in (*op.errors, 500):
         error: dict[str, Any] = {
@@ -344,6 +373,8 @@ def _path_parameters(route: Route) -> list[dict[str, Any]]:
 def _operation(route: Route) -> dict[str, Any]:
     op = OPERATIONS[route.function]
     where = "in the space" if "{space}" in route.path else "on all spaces"
+    if op.anywhere:
+        where = "in any space"
     needs = "Needs no token."
     if op.scope is not None:
         holds = "" if op.scope == "admin" else " (or `admin`, which holds every scope)"

@@ -56,11 +56,17 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/spaces/{space}/jobs/{id}/follow-links", "create_follow_link"),
     # Following waits up to 25 s like a claim, reading the job item about once a second.
     Route("GET", "/v1/follow/{token}", "follow_job", timeout_s=29, public=True),
+    # The spaces a token may use: one query of the listing (or one batch of the token's own),
+    # then one batch of two reads a space on the page.
+    Route("GET", "/v1/spaces", "list_spaces", memory_mb=512, timeout_s=29),
     Route("GET", "/v1/spaces/{space}", "get_space"),
     Route("PATCH", "/v1/spaces/{space}", "update_space"),
     Route("POST", "/v1/tokens", "create_token"),
     Route("GET", "/v1/tokens", "list_tokens"),
     Route("DELETE", "/v1/tokens/{id}", "revoke_token"),
+    # The dashboard: static files packaged with their functions (shared/dashboard.py), no data.
+    Route("GET", "/", "get_dashboard", public=True),
+    Route("GET", "/dashboard/{file}", "get_dashboard_file", public=True),
     # The OpenAPI document, built once per warm function from the models in shared/.
     Route("GET", "/v1/openapi.json", "get_openapi", public=True),
 )

@@ -54,6 +54,10 @@ PUBLIC_ROUTES = {
     "follow_job": "A follow link is its own credential: the token in its path is an HMAC, under "
     "a secret the service keeps, of one job and an expiry (shared/follow.py), checked by the "
     "function; it reads that job only, read-only, and never its payload.",
+    "get_dashboard": "The dashboard's page is static files from the repository (no data access): "
+    "it signs in with the user's own token, kept in the tab, and calls the API with it.",
+    "get_dashboard_file": "The dashboard's script and style sheet: static files from the "
+    "repository, no data access.",
 }
 """Why each route without a token is open (a public route without a reason fails synth)."""
 

@@ -105,7 +105,10 @@ class Functions(Construct):
             description=description,
             runtime=self.RUNTIME,
             architecture=self.ARCHITECTURE,
-            code=lambda_.Code.from_asset(str(bundling.ROOT / "functions"), exclude=["*", f"!{module}.py"]),
+            code=lambda_.Code.from_asset(
+                str(bundling.function_code(module)),
+                exclude=["*", f"!{module}.py", "!dashboard", "!dashboard/*"],
+            ),
             handler=f"{module}.lambda_handler",
             layers=self.layers,
             memory_size=memory_mb,

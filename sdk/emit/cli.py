@@ -236,6 +236,16 @@ def _rate_argument(text: str) -> Rate | None:
         raise argparse.ArgumentTypeError(f"{text!r} is not TOKENS/INTERVAL_MS or none") from None
 
 
+def spaces_list(args: argparse.Namespace) -> int:
+    with _client(args, in_space=False) as client:
+        spaces = list(client.spaces.list(limit=args.limit))
+    rows = [("SPACE", "IN FLIGHT")] + [
+        (s.name, str(s.in_flight) if s.in_flight is not None else "-") for s in spaces
+    ]
+    _print(args, [{"name": s.name, "inFlight": s.in_flight} for s in spaces], lambda: table(rows, sys.stdout))
+    return 0
+
+
 def tokens_create(args: argparse.Namespace) -> int:
     with _client(args, in_space=False) as client:
         minted = client.tokens.create(args.scope, spaces=args.space or None, name=args.name)
@@ -315,7 +325,9 @@ def _parser() -> argparse.ArgumentParser:
     in_space.add_argument("--space", help="the space (default: $EMIT_SPACE)")
 
     parser = argparse.ArgumentParser(prog="emit", description="The emit job queue.", epilog=_EXIT_CODES)
-    commands = parser.add_subparsers(title="commands", required=True, metavar="{jobs,names,tokens,dev}")
+    commands = parser.add_subparsers(
+        title="commands", required=True, metavar="{jobs,names,spaces,tokens,dev}"
+    )
     commands.add_parser("dev", help="run the whole service locally (emit dev --help)")
 
     jobs = commands.add_parser("jobs", help="create, read, follow, cancel and retry jobs").add_subparsers(
@@ -365,6 +377,18 @@ def _parser() -> argparse.ArgumentParser:
 
     _names_parser(commands, in_space)
 
+    _spaces_and_tokens_parsers(commands, connection)
+    return parser
+
+
+def _spaces_and_tokens_parsers(commands: Any, connection: argparse.ArgumentParser) -> None:
+    """`emit spaces list` and `emit tokens ...`: what a token may use, and the tokens."""
+    spaces = commands.add_parser("spaces", help="the spaces a token may use").add_subparsers(
+        title="commands", required=True
+    )
+    spaces_listing = _leaf(spaces, "list", spaces_list, connection, "list the spaces the token may use")
+    spaces_listing.add_argument("--limit", type=int, help="at most this many (default: all)")
+
     tokens = commands.add_parser("tokens", help="mint, list and revoke API tokens").add_subparsers(
         title="commands", required=True
     )
@@ -375,7 +399,6 @@ def _parser() -> argparse.ArgumentParser:
     _leaf(tokens, "list", tokens_list, connection, "list tokens, without secrets")
     revoke = _leaf(tokens, "revoke", tokens_revoke, connection, "revoke a token at once")
     revoke.add_argument("id")
-    return parser
 
 
 def _names_parser(commands: Any, in_space: argparse.ArgumentParser) -> None:

@@ -10,7 +10,7 @@ Defaults per job name have helpers of their own (`job_defaults`, `set_job_defaul
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Literal, cast
 from urllib.parse import quote
@@ -71,6 +71,15 @@ class JobDefaults:
         )
 
 
+@dataclass(frozen=True)
+class SpaceEntry:
+    """A space the token may use (`Spaces.list`)."""
+
+    name: str
+    in_flight: int | None
+    """Its unfinished jobs counted against `maxInFlight`; None while it has no cap."""
+
+
 class Spaces:
     def __init__(self, transport: Transport, space: str | None) -> None:
         self._transport = transport
@@ -81,6 +90,23 @@ class Spaces:
         if not name:
             raise ValueError("no space: pass space= to Emit(), or set EMIT_SPACE")
         return f"/v1/spaces/{quote(name, safe='')}"
+
+    def list(self, *, limit: int | None = None, page_size: int = 100) -> Iterator[SpaceEntry]:
+        """The spaces the token may use (a `read` token's own spaces, or every space), in name
+        order, a page at a time as it is iterated; `limit` stops after that many."""
+        cursor: str | None = None
+        left = limit
+        while left is None or left > 0:
+            size = page_size if left is None else min(page_size, left)
+            params: dict[str, str | int] = {"limit": size} | ({"cursor": cursor} if cursor else {})
+            page = self._transport.call("GET", "/v1/spaces", params=params, repeatable=True)
+            for raw in page["spaces"]:
+                yield SpaceEntry(name=raw["name"], in_flight=raw["inFlight"])
+            if left is not None:
+                left -= len(page["spaces"])
+            cursor = page.get("cursor")
+            if cursor is None or not page["spaces"]:
+                return
 
     def get(self, space: str | None = None) -> dict[str, Any]:
         """The settings in force, with `inFlight` (the space's unfinished jobs counted against

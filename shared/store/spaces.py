@@ -171,6 +171,39 @@ class SpaceStore:
     def all_spaces(self) -> list[str]:
         return self._listed(keys.SPACES)
 
+    def listed_after(self, after: str | None, limit: int) -> tuple[list[str], bool]:
+        """Up to `limit` listed spaces in name order after `after`, and whether more follow."""
+        condition, vals = "pk = :pk", {":pk": keys.SPACES}
+        if after is not None:
+            condition, vals = "pk = :pk AND sk > :after", {**vals, ":after": after}
+        found: list[str] = []
+        start = None
+        while len(found) <= limit:
+            rows, start = self.db.query(
+                condition, vals=vals, start=start, limit=limit + 1 - len(found), consistent=True
+            )
+            found.extend(r["sk"] for r in rows)
+            if start is None:
+                break
+        return found[:limit], len(found) > limit
+
+    def listed_among(self, spaces: frozenset[str]) -> set[str]:
+        """Those of `spaces` that exist (are listed), in one batch read."""
+        items = self.db.batch_get([keys.space_entry(s) for s in sorted(spaces)])
+        return {item["sk"] for item in items}
+
+    def in_flight_of(self, spaces: list[str]) -> dict[str, int | None]:
+        """Each space's unfinished jobs counted against its `maxInFlight`; None without a cap
+        (the count is kept only under one), as `SpaceSettings.describe` shows it."""
+        keys_ = [k for s in spaces for k in (keys.settings(s), keys.inflight(s))]
+        items = {(i["pk"], i["sk"]): i for i in self.db.batch_get(keys_, consistent=False)}
+        out: dict[str, int | None] = {}
+        for space in spaces:
+            settings = items.get((keys.space(space), "settings")) or {}
+            capped = settings.get("maxInFlight") is not None
+            out[space] = self.in_flight(items.get((keys.space(space), "inflight"))) if capped else None
+        return out
+
     def register_callbacks(self, space: str) -> None:
         """List the space among those whose callback partitions the clock reads: before
         its first job with a callback is written (once a process), never taken back."""

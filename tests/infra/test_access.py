@@ -271,6 +271,7 @@ def test_each_access_entry_is_exactly_what_its_endpoint_calls(api: Api, calls: C
     # Spaces and tokens.
     _ok(api.patch(space, {"maxAttempts": 3}))
     _ok(api.get(space))
+    _ok(api.get("/v1/spaces"))
     # A name with counted limits: its claims and finishes write its counters too.
     _ok(
         api.patch(

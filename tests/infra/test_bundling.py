@@ -16,6 +16,7 @@ from packaging.utils import canonicalize_name
 
 from infra import bundling
 from infra.constructs.functions import Functions
+from shared import dashboard
 from tests.infra.cfn import Synthesized, module_of, resources
 from tests.infra.conftest import STACK
 
@@ -122,9 +123,15 @@ def test_the_layer_holds_nothing_about_this_machine(layer: Path) -> None:
 
 
 def test_each_function_ships_only_its_module(synthesized: Synthesized) -> None:
+    """The dashboard's functions ship its files beside their module, and nothing else."""
     for function in resources(synthesized.templates[STACK], "AWS::Lambda::Function").values():
         asset = synthesized.outdir / f"asset.{function['Properties']['Code']['S3Key'].removesuffix('.zip')}"
-        assert [p.name for p in asset.iterdir()] == [f"{module_of(function)}.py"]
+        module = module_of(function)
+        if module in bundling.DASHBOARD_FUNCTIONS:
+            assert sorted(p.name for p in asset.iterdir()) == ["dashboard", f"{module}.py"]
+            assert sorted(p.name for p in (asset / "dashboard").iterdir()) == sorted(dashboard.FILES)
+        else:
+            assert [p.name for p in asset.iterdir()] == [f"{module}.py"]
 
 
 def test_the_shared_layer_is_the_shared_package(synthesized: Synthesized) -> None:

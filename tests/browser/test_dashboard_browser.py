@@ -1,0 +1,204 @@
+"""The dashboard driven in Chromium against the session's `emit dev`: every view and action
+the contract lists, with a worker (the SDK) running a job while the page follows it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from emit import Emit
+
+from tests.browser.conftest import require_browser, shot, sign_in
+from tests.dev import DevServer
+
+require_browser()
+
+try:
+    from playwright.sync_api import expect
+except ImportError:  # EMIT_REQUIRE_BROWSER=1 without playwright: the `browser` fixture fails each test
+    expect = None
+
+XSS = '<img src=x onerror="window.__x=1">'
+
+
+def _job_url(dev: DevServer, space: str, job_id: str = "") -> str:
+    return f"{dev.url}/#/s/{space}" + (f"/jobs/{job_id}" if job_id else "")
+
+
+def test_sign_in_then_watch_a_job_go_from_pending_to_completed(
+    page: Any, dev: DevServer, client: Emit, space: str
+) -> None:
+    page.goto(dev.url + "/")
+    shot(page, "sign-in")
+    page.fill("#token", "emit_not_a_real_token")
+    page.click("#sign-in button[type=submit]")
+    expect(page.locator("#sign-in [role=alert]")).to_contain_text("token was refused")
+    sign_in(page, dev)
+    assert page.evaluate("sessionStorage.getItem('emit.token')") == dev.token
+    assert dev.token not in page.url
+
+    job_id = client.jobs.create("resize-image", {"w": 640}).id
+    page.reload()
+    page.click(f"#spaces a:text-is('{space}')")
+    expect(page.locator("#jobs tbody tr")).to_have_count(1)
+    shot(page, "spaces-jobs")
+    page.click(f"#jobs a:text-is('{job_id}')")
+    expect(page.locator("#job-status")).to_have_text("PENDING")
+
+    [held] = client.jobs.claim(count=1, names=["resize-image"])
+    expect(page.locator("#job-status")).to_have_text("RUNNING")
+    me = {"id": held.id, "attempt": held.attempt}
+    client.jobs.report(
+        [
+            me
+            | {
+                "progress": {"percent": 40, "message": "halfway"},
+                "lines": [{"level": "INFO", "message": "resized 1 of 2"}],
+            }
+        ]
+    )
+    expect(page.locator("#job")).to_contain_text("40% halfway")
+    expect(page.locator("#lines li")).to_have_count(1)
+    expect(page.locator("#lines")).to_contain_text("resized 1 of 2")
+    shot(page, "job-running")
+    client.jobs.report(
+        [
+            me
+            | {
+                "lines": [{"level": "INFO", "message": "resized 2 of 2"}],
+                "complete": {"result": {"url": "s3://x"}},
+            }
+        ]
+    )
+    expect(page.locator("#job-status")).to_have_text("COMPLETED")
+    expect(page.locator("#lines li")).to_have_count(2)
+    expect(page.locator("#job-result")).to_contain_text("s3://x")
+    shot(page, "job")
+
+
+def test_create_cancel_and_retry_from_the_page(page: Any, dev: DevServer, client: Emit, space: str) -> None:
+    sign_in(page, dev)
+    page.goto(_job_url(dev, space))
+    page.click("summary:text('Create a job')")
+    page.fill("#create-job [name=name]", "send-email")
+    page.fill("#create-job [name=payload]", '{"to": "ada@example.com"}')
+    page.click("#create-job button[type=submit]")
+    expect(page.locator("#job-status")).to_have_text("PENDING")
+    page.click("#cancel")
+    expect(page.locator("#job-status")).to_have_text("CANCELLED")
+    [cancelled] = client.jobs.list(status="cancelled")
+    assert cancelled.name == "send-email"
+
+    failing = client.jobs.create("flaky", {"n": 1}, max_attempts=1).id
+    [held] = client.jobs.claim(count=1, names=["flaky"])
+    client.jobs.report([{"id": held.id, "attempt": held.attempt, "fail": {"error": "boom"}}])
+    page.goto(_job_url(dev, space, failing))
+    expect(page.locator("#job-status")).to_have_text("FAILED")
+    expect(page.locator("#job-error")).to_have_text("boom")
+    page.click("#retry")
+    expect(page.locator("#job")).to_contain_text(f"Retry of{failing}")
+    expect(page.locator("#job-status")).to_have_text("PENDING")
+    assert [j.retry_of for j in client.jobs.list(name="flaky") if j.id != failing] == [failing]
+
+
+def test_pause_resume_and_change_a_limit_in_place(
+    page: Any, dev: DevServer, client: Emit, space: str
+) -> None:
+    client.jobs.create("mail")
+    sign_in(page, dev)
+    page.goto(_job_url(dev, space) + "/names")
+    card = page.locator("section.name[data-name=mail]")
+    card.locator("button.pause").click()
+    expect(card.locator("h2")).to_contain_text("PAUSED")
+    expect(card.locator("button.pause")).to_have_text("Resume")
+    assert client.names.policy("mail").paused is True
+    shot(page, "names")
+    card.locator("button.pause").click()
+    expect(card.locator("button.pause")).to_have_text("Pause")
+    assert client.names.policy("mail").paused is False
+    card.locator("[name=concurrency]").fill("3")
+    card.locator("button[type=submit]").click()
+    expect(card).to_contain_text("Running")
+    expect(card.locator("[name=concurrency]")).to_have_value("3")
+    assert client.names.policy("mail").concurrency == 3
+
+
+def test_settings_with_a_new_webhook_secret_shown_once(
+    page: Any, dev: DevServer, client: Emit, space: str
+) -> None:
+    client.jobs.create("n")
+    sign_in(page, dev)
+    page.goto(_job_url(dev, space) + "/settings")
+    page.fill("#settings [name=maxAttempts]", "9")
+    page.click("#settings button[type=submit]")
+    expect(page.locator(".ok")).to_have_text("Saved.")
+    assert client.spaces.get()["maxAttempts"] == 9
+    page.click("#new-secret")
+    secret = page.locator("#webhook-secret pre.secret")
+    expect(secret).to_have_text(re.compile(r"^[0-9a-f]{64}$"))
+    assert client.spaces.get()["webhookSecret"] == {"set": True}
+    shot(page, "settings")
+    page.reload()
+    expect(page.locator("#settings [name=maxAttempts]")).to_have_value("9")
+    assert page.locator("#webhook-secret pre").count() == 0, "shown once: gone after a reload"
+
+
+def test_mint_list_and_revoke_a_token(page: Any, dev: DevServer, client: Emit, space: str) -> None:
+    sign_in(page, dev)
+    page.goto(dev.url + "/#/tokens")
+    page.click("summary:text('Mint a token')")
+    page.fill("#mint [name=name]", f"reader of {space}")
+    page.check("#mint input[value=read]")
+    page.fill("#mint [name=spaces]", space)
+    page.click("#mint button[type=submit]")
+    secret = page.locator("#minted pre.secret").inner_text()
+    assert secret.startswith("emit_")
+    token_id = secret.split("_")[1]
+    row = page.locator(f"#tokens tr[data-id='{token_id}']")
+    expect(row).to_contain_text(space)
+    shot(page, "tokens")
+    with Emit(dev.url, secret) as reader:
+        assert [s.name for s in reader.spaces.list()] == []  # its space has no job yet
+    row.locator("button.revoke").click()
+    expect(row.locator("button.revoke")).to_have_text("Really revoke?")
+    row.locator("button.revoke").click()
+    expect(row).to_have_count(0)
+    assert token_id not in {t.id for t in client.tokens.list()}
+
+
+def test_what_a_job_carries_is_shown_as_text(page: Any, dev: DevServer, client: Emit, space: str) -> None:
+    job_id = client.jobs.create("n", {"html": XSS}, max_attempts=1).id
+    [held] = client.jobs.claim(count=1, names=["n"])
+    client.jobs.report(
+        [
+            {
+                "id": held.id,
+                "attempt": held.attempt,
+                "lines": [{"level": "INFO", "message": XSS}],
+                "fail": {"error": XSS},
+            }
+        ]
+    )
+    sign_in(page, dev)
+    page.goto(_job_url(dev, space, job_id))
+    expect(page.locator("#job-error")).to_have_text(XSS)
+    expect(page.locator("#lines")).to_contain_text(XSS)
+    expect(page.locator("#job-payload")).to_contain_text(XSS.replace('"', '\\"'))
+    assert page.locator("img").count() == 0
+    assert page.evaluate("window.__x") is None
+
+
+def test_usable_at_a_phone_width(browser: Any, dev: DevServer, client: Emit, space: str) -> None:
+    client.jobs.create("n", {"long": "x" * 500})
+    context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True)
+    page = context.new_page()
+    try:
+        sign_in(page, dev)
+        page.goto(_job_url(dev, space))
+        expect(page.locator("#jobs tbody tr")).to_have_count(1)
+        page.locator("#jobs tbody a").click()
+        expect(page.locator("#job-payload")).to_contain_text("xxxx")
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        shot(page, "job-phone")
+    finally:
+        context.close()
