@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -600,6 +601,10 @@ def world(service: Service) -> Iterator[World]:
         receiver = Receiver()
         rt.dispatcher.transport = httpx.MockTransport(receiver)
         faults = Faults()
+        # The same draws in a clean run and in each crashed one: the sampled create count
+        # (`shared.spread`) writes or not by chance, and the runs' writes are compared.
+        rt.queue.spreader.rand = random.Random(0).random
+        rt.sweeper.spreader.rand = random.Random(1).random
         rt.dynamodb = rt.db.client = Wrapped(rt.db.client, faults)
         rt.s3 = rt.blobs.s3 = Wrapped(rt.blobs.s3, faults)
         yield World(rt, Api(token), bg, clock, receiver, faults)
