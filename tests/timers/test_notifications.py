@@ -186,7 +186,7 @@ def test_bad_destinations_are_refused_naming_the_field(api: Api, body: dict[str,
     assert answer.body["message"].startswith(f"{field}:"), answer.body
 
 
-def writes_of(rt: Runtime, act: Callable[[], None]) -> list[str]:
+def writes_of(rt: Runtime, act: Callable[[], object]) -> list[str]:
     """The table's write calls `act` makes, in order."""
     writes: list[str] = []
     client = rt.db.client
