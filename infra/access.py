@@ -138,8 +138,8 @@ ACCESS: Mapping[str, Access] = {
     # space's secret (GetItem, BatchGetItem, S3), the attempt's hold and result (UpdateItem).
     # A job removed by retention: its lines, events and side items (Query, BatchWriteItem),
     # S3 objects; its key keeps the finish time and its delivery a tombstone (UpdateItem).
-    # A notice (`shared.notify`): a job made through the create path, with its marker, in
-    # one transaction (PutItem), its payload in S3 when large (a notice carries a result).
+    # A notice (`shared.notify`): a job made through the create path, put on condition that
+    # its id is new (PutItem), its payload in S3 when large (a notice carries a result).
     "stream_handler": Access(
         _set("GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem", "BatchWriteItem"),
         gets=_set("payload", "result"),

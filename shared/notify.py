@@ -3,11 +3,18 @@
 A space's `onFailure` and `onSettled` name a job name (the destination); when a job of
 the space ends in a status the destination covers, the stream creates one job of that
 name with the notice as its payload. Exactly once per ending and destination: the new
-job is written in one transaction with a marker keyed by (ended job, destination kind),
-on the condition that the marker does not exist, so a record fed twice, out of order,
-or replayed after a crash between writes makes nothing more (the repeat finds the
-marker and answers the job it names). The marker outlives every replay of the record
-(DynamoDB keeps stream records a day) and then goes by TTL.
+job's id is made from the ending (`notice_id`: the same record always makes the same id),
+and its item is put on the condition that no item has that key, so a record fed twice,
+out of order, or replayed after a crash between writes makes nothing more (the repeat's
+put is refused and answers that id). No marker item and no transaction: one put, the
+price of any job (a transaction only where the job must be written with a counter or a
+side item, and then the job item's own condition decides).
+
+The notice job itself is what a replay finds, so it must outlive every replay of the
+ending's record: the stream retries a record for at most an hour
+(`infra.constants.STREAM_MAX_RECORD_AGE_S`). A space whose retention is shorter than
+that could see a late replay make a notice again if the first was made, run and removed
+by TTL within it.
 
 A destination covers the jobs that end once it is set (`sinceMs`, kept across changes
 of the destination, so a job that ended before the setting never sends a notice), and
@@ -18,19 +25,19 @@ item at most once per stream batch (`Notifier`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from ulid import ULID
+
 from shared import limits
 from shared.clock import Clock
 from shared.machine import KEPT_AS_FAILED, JobStatus
 from shared.schema import NewJob, dump_json
-from shared.store import keys
-from shared.store.codec import ttl_seconds
 from shared.store.dynamo import Item
-from shared.store.table import TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
     from shared.queue import Queue
@@ -43,9 +50,13 @@ FAILURE: frozenset[str] = frozenset(s.value for s in KEPT_AS_FAILED)
 """The endings `onFailure` covers: FAILED and STALLED, the jobs that ended without doing
 their work."""
 
-MARKER_MS = 2 * limits.DAY_MS
-"""How long a notice's marker is kept after the notice was made: past every replay of
-the ending's stream record (a day on AWS)."""
+
+def notice_id(space: str, job_id: str, kind: Kind, finished_ms: int) -> str:
+    """The id of the notice one ending sends to one destination kind, the same on every
+    replay: a ULID whose time is the ending's (so it lists beside the jobs made then) and
+    whose 80 random bits are a hash of (space, ended job, kind)."""
+    digest = hashlib.blake2b(f"{space}\0{job_id}\0{kind}".encode(), digest_size=10).digest()
+    return str(ULID.from_int((finished_ms << 80) | int.from_bytes(digest, "big")))
 
 
 @dataclass(frozen=True)
@@ -161,11 +172,9 @@ class Notifier:
                 error.decode() if error is not None else None,
                 json.loads(result) if result is not None else None,
             )
-            marker = keys.notice(space, str(item["sk"]), destination.kind) | {
-                TTL_ATTRIBUTE: ttl_seconds(self.clock.now_ms() + MARKER_MS)
-            }
+            made_id = notice_id(space, str(item["sk"]), destination.kind, int(item["finishedAtMs"]))
             # Built, not validated: the name was checked when set, and the notice wraps a
             # result that was checked when reported (one level deeper than it was).
             request = NewJob.model_construct(name=destination.name, payload=body)
-            made.append(self.queue.notify(space, request, marker))
+            made.append(self.queue.notify(space, request, made_id))
         return made

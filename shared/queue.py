@@ -7,7 +7,6 @@ Lambda handlers only parse, call one of these, and render.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import json
 import random
@@ -122,7 +121,7 @@ class Queue:
         apply_defaults: bool = True,
         retry_of: Sequence[RetryOf] | None = None,
         field: str = "jobs",
-        once: Item | None = None,
+        once: str | None = None,
     ) -> list[Inserted]:
         """Create jobs, all or none: every job is checked before anything is written.
 
@@ -132,15 +131,15 @@ class Queue:
         written with its old job's retry mark, so an old job is retried once (a repeat
         answers the job its mark names, not NEW). `field`: what messages name the requests by.
 
-        With `once` (one request: a notification, `shared.notify`), the job is written
-        with that marker item unless the marker exists (then: DUPLICATE, the job it names),
-        and it is counted under the space's `maxInFlight` but never refused by it: a notice
-        turned away would be lost, or would hold up every record behind it."""
+        With `once` (one request: a notification, `shared.notify`), the job gets that id and
+        is written unless a job has it (then: DUPLICATE, that id), and it is counted under
+        the space's `maxInFlight` but never refused by it: a notice turned away would be
+        lost, or would hold up every record behind it."""
         now = self.clock.now_ms()
         settings = self.settings.get(space)
         cap = settings.max_in_flight
         if once is not None and len(requests) != 1:
-            raise ValueError("a marker goes with exactly one job")
+            raise ValueError("a fixed id goes with exactly one job")
         if cap is not None and len(requests) > cap and once is None:
             raise InvalidArgument(
                 f"{field}: a batch of {len(requests)} is larger than the space's maxInFlight of {cap}"
@@ -203,7 +202,7 @@ class Queue:
         outcomes: list[Inserted | None],
         at: str,
         retry_of: Sequence[RetryOf] | None,
-        once: Item | None,
+        once: str | None,
     ) -> list[tuple[int, NewRecord]]:
         """Each request checked and resolved into what is written (by its place in the
         request); a key sent twice in one request is answered with its first job, in
@@ -221,9 +220,8 @@ class Queue:
                 aging_ms=policy.aging_ms,
                 width=policies.spread(request.name).width,
                 retry_of=retry_of[i] if retry_of is not None else None,
+                job_id=once,
             )
-            if once is not None:
-                record = dataclasses.replace(record, once=once)
             if request.key is not None and request.key in first_with_key:
                 outcomes[i] = Inserted(first_with_key[request.key], False)
                 continue
@@ -261,10 +259,10 @@ class Queue:
                 )
         return records, reservation
 
-    def notify(self, space: str, request: NewJob, marker: Item) -> Inserted:
-        """Create a notification job once per `marker` (`shared.notify`): through the
-        create path, with no jobDefaults of its name."""
-        [made] = self.create(space, [request], batch=False, apply_defaults=False, once=marker)
+    def notify(self, space: str, request: NewJob, job_id: str) -> Inserted:
+        """Create a notification job with the id its ending gives it, once (`shared.notify`):
+        through the create path, with no jobDefaults of its name."""
+        [made] = self.create(space, [request], batch=False, apply_defaults=False, once=job_id)
         return made
 
     def _without_held_keys(
@@ -302,7 +300,10 @@ class Queue:
         aging_ms: int,
         width: int,
         retry_of: RetryOf | None = None,
+        job_id: str | None = None,
     ) -> NewRecord:
+        """A request checked and resolved into what is written. `job_id`: the id it must
+        have (a notice's, `shared.notify`), written only if no job has it (`NewRecord.once`)."""
         run_at = request.runAtMs if request.runAtMs is not None else now + (request.delayMs or 0)
         if run_at > now + limits.MAX_DELAY_MS:
             raise InvalidArgument(f"{at}runAtMs: must be at most a year ahead ({now + limits.MAX_DELAY_MS})")
@@ -315,7 +316,7 @@ class Queue:
         spec = request.backoff
         default = settings.backoff()
         job = Job(
-            id=self._ids.new(now),
+            id=job_id or self._ids.new(now),
             space=space,
             name=request.name,
             status=JobStatus.PENDING,
@@ -346,7 +347,14 @@ class Queue:
         where = place(ready_at_ms=job.ready_at_ms, now_ms=now, priority=job.priority, aging_ms=aging_ms)
         room = ITEM_BUDGET - approximate_size(job_item(job, {"payloadBytes": len(raw)}, where, width))
         packed = pack(space, job.id, "payload", raw, room=room)
-        return NewRecord(job, packed, where, width, retry_ttl=retry_of.ttl if retry_of is not None else None)
+        return NewRecord(
+            job,
+            packed,
+            where,
+            width,
+            retry_ttl=retry_of.ttl if retry_of is not None else None,
+            once=job_id is not None,
+        )
 
     def _key_released(self, holder: KeyHold, settings: Settings, now: int) -> bool:
         """A key is held while its job is unfinished, and for the key window after it

@@ -17,7 +17,6 @@ Layout of the one table, every key a string (`pk`, `sk`):
 | lease bucket (claims to check when leases end) | `LEASE#{n}` (n of 64) | `{expires:013d}#{ulid}` |
 | deadline bucket (jobs to cancel at their deadlines) | `DEADLINE#{n}` (n of 16) | `{due:013d}#{ulid}` |
 | callback delivery of a finished job | `C#{space}#{id}` | `-` |
-| marker of a finished job's notice (TTL two days) | `NOTE#{space}#{id}` | `onFailure` / `onSettled` |
 | the list of spaces (for the clock) | `SPACES` | `{space}` |
 | the spaces that have had a callback (for the clock) | `CALLBACKS` | `{space}` |
 

@@ -67,10 +67,10 @@ class NewRecord:
     """The ready shards its name writes new jobs to (`shared.spread`)."""
     retry_ttl: int | None = None
     """A retry (`job.retry_of`): the TTL of the job it retries, which its retry mark keeps."""
-    once: Item | None = None
-    """A marker item that makes this job at most once (a notification: `shared.notify`):
-    put with the job, in its transaction, only if it does not exist; it keeps the job's id
-    (`jobId`), which a repeat answers as DUPLICATE."""
+    once: bool = False
+    """Written at most once (a notification, `shared.notify`): its id is fixed by what it
+    is about, and its item is put only if no item has its key; a repeat answers DUPLICATE
+    with that id."""
 
 
 @dataclass(frozen=True)
@@ -232,7 +232,7 @@ class JobStore:
         self.blobs.store([r.payload for r in records if r.payload.s3_key is not None])
         self._enter_keys(space, records, per_key or {})
         holds = frozenset({Hold("space").tag}) if reservation is not None else frozenset()
-        plain = [r for r in records if r.job.key is None and r.job.retry_of is None and r.once is None]
+        plain = [r for r in records if r.job.key is None and r.job.retry_of is None and not r.once]
         if reservation is None:
             self.db.batch_put([_item(r) for r in plain if r.payload.side_item is None])
             with_side = [_new_items(r) for r in plain if r.payload.side_item is not None]
@@ -248,39 +248,45 @@ class JobStore:
             self._insert_keyed(space, r, key_released, reservation)
             if r.job.key is not None or r.job.retry_of is not None
             else self._insert_once(r, reservation)
-            if r.once is not None
+            if r.once
             else Inserted(r.job.id, True)
             for r in records
         ]
 
     def _insert_once(self, record: NewRecord, reservation: Reservation | None) -> Inserted:
-        """A job written with its marker, or, when the marker exists, the job it names."""
-        assert record.once is not None and record.job.key is None
+        """A job whose id is fixed (a notice), written unless an item has its key: one
+        conditional put, or, with a count to take or a side item to write, one transaction in
+        which the job item's own condition decides. A refusal is DUPLICATE with that id.
+
+        An S3 payload was written first under the job's id: on a refusal it is the existing
+        job's own (the same id, the same bytes), so it stays."""
+        assert record.once and record.job.key is None
+        condition = "attribute_not_exists(pk)"
+        if reservation is None and record.payload.side_item is None:
+            try:
+                self.db.put(_item(record), condition=condition)
+            except ConditionFailed:
+                return Inserted(record.job.id, False)
+            return Inserted(record.job.id, True)
         holds = frozenset({Hold("space").tag}) if reservation is not None else frozenset()
+        job, *side = _new_items(record, holds)
         counted = [reservation.use(1)] if reservation is not None else []
-        marker = {
-            "Item": serialize(record.once | {"jobId": record.job.id}),
-            "ConditionExpression": "attribute_not_exists(pk)",
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-        }
+        actions = [
+            {"Put": {"Item": serialize(job), "ConditionExpression": condition}},
+            *map(_put, side),
+            *counted,
+        ]
         for _ in range(8):
             try:
-                self.db.transact([{"Put": marker}, *map(_put, _new_items(record, holds)), *counted])
+                self.db.transact(actions)
                 return Inserted(record.job.id, True)
             except TransactionConflict as conflict:
-                codes = {r["code"] for r in conflict.reasons}
-                if codes - {None, "None", "ConditionalCheckFailed", "TransactionConflict"}:
-                    raise RuntimeError(f"job insert refused: {sorted(map(str, codes))}") from None
-                if "ConditionalCheckFailed" in codes:
-                    if record.payload.s3_key is not None:
-                        self.blobs.delete(record.job.space, record.job.id, _item(record))
-                    made = (
-                        conflict.reasons[0]["item"]
-                        or self.db.get({"pk": record.once["pk"], "sk": record.once["sk"]})
-                        or {}
-                    )
-                    return Inserted(str(made.get("jobId", "")), False)
-        raise RuntimeError(f"the marker of job {record.job.id} stayed contended; try again")
+                codes = {str(r["code"]) for r in conflict.reasons}
+                if codes - {"None", "ConditionalCheckFailed", "TransactionConflict"}:
+                    raise RuntimeError(f"job insert refused: {sorted(codes)}") from None
+                if str(conflict.reasons[0]["code"]) == "ConditionalCheckFailed":
+                    return Inserted(record.job.id, False)
+        raise RuntimeError(f"the insert of job {record.job.id} stayed contended; try again")
 
     def _enter_keys(self, space: str, records: list[NewRecord], per_key: Mapping[str, int | None]) -> None:
         """Before keyed jobs are written, each key's entry is moved to the first of them (if it

@@ -126,15 +126,6 @@ def ready_upper_bound(now_ms: int) -> str:
     return f"{now_ms:013d}#~"
 
 
-NOTICE_PREFIX = "NOTE#"
-
-
-def notice(space: str, job_id: str, kind: str) -> dict[str, str]:
-    """The marker of the notice a finished job sent to one destination kind (`onFailure`,
-    `onSettled`): in the job's own partition of markers, so its replays find it by key."""
-    return {"pk": f"{NOTICE_PREFIX}{space}#{job_id}", "sk": kind}
-
-
 def blob(space: str, job_id: str, field: str) -> dict[str, str]:
     return {"pk": f"B#{space}#{job_id}", "sk": field}
 

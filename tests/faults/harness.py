@@ -90,7 +90,6 @@ an object a job named must go with its job."""
 LEFT_TO_TTL = {
     "C#": "a removed job's delivery tombstone (state REMOVED): TTL two days after the removal",
     "K#": "an idempotency key whose job was removed: TTL a day after the job finished",
-    "NOTE#": "a notice's marker (one a finished job and destination): TTL two days after the notice",
 }
 """What the stream's cleanup after a removed job leaves for DynamoDB's TTL, and why. Each
 may wait only if it carries a `ttl` (a TTL janitor removes nothing else): checked right

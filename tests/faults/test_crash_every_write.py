@@ -416,7 +416,7 @@ OPERATIONS = [
     Operation(
         "stream-finish-notices", failed_records_with_notices, lambda w, records: w.stream_invoke(records)
     ),
-    # The records fed again reversed: a notice made is found by its marker, in any order.
+    # The records fed again reversed: a notice made is found by its own id, in any order.
     Operation(
         "stream-finish-notices-reversed",
         failed_records_with_notices,

@@ -3,9 +3,12 @@ stream, whatever the stream does with its records (twice, reversed, replayed).""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from typing import Any
 
 import pytest
+from ulid import ULID
 
 from shared import limits, notify
 from shared.clock import ManualClock
@@ -183,10 +186,8 @@ def test_bad_destinations_are_refused_naming_the_field(api: Api, body: dict[str,
     assert answer.body["message"].startswith(f"{field}:"), answer.body
 
 
-def test_nothing_configured_costs_no_write(api: Api, bg: Background, rt: Runtime) -> None:
-    settings(api, maxAttempts=2)
-    ending(api, FAIL)
-    records = bg.records()
+def writes_of(rt: Runtime, act: Callable[[], object]) -> list[str]:
+    """The table's write calls `act` makes, in order."""
     writes: list[str] = []
     client = rt.db.client
     real = {name: getattr(client, name) for name in ("put_item", "update_item", "transact_write_items")}
@@ -201,11 +202,74 @@ def test_nothing_configured_costs_no_write(api: Api, bg: Background, rt: Runtime
     for name in real:
         setattr(client, name, counting(name))
     try:
-        bg.stream(records)
+        act()
     finally:
         for name, method in real.items():
             setattr(client, name, method)
-    assert writes == []
+    return writes
+
+
+def test_nothing_configured_costs_no_write(api: Api, bg: Background, rt: Runtime) -> None:
+    settings(api, maxAttempts=2)
+    ending(api, FAIL)
+    records = bg.records()
+    assert writes_of(rt, lambda: bg.stream(records)) == []
+
+
+def test_a_notice_is_one_conditional_put_and_a_replay_one_refused_put(
+    api: Api, bg: Background, rt: Runtime
+) -> None:
+    """No marker, no transaction: the notice job's id comes from its ending, and its put is
+    refused when the job exists. (The first notice of a name also lists the name, once.)"""
+    settings(api, onFailure=ON_FAILURE)
+    ending(api, FAIL)
+    bg.stream()
+    job_id = ending(api, FAIL)
+    finished = api.get(f"{JOBS}/{job_id}").body["finishedAtMs"]
+    records = bg.records()
+    assert writes_of(rt, lambda: bg.stream(records)) == ["put_item"]
+    assert writes_of(rt, lambda: bg.stream(list(reversed(records)))) == ["put_item"]
+    # Two notices made in one millisecond of the test clock: found by the job they are about.
+    [alert] = [n for n in notices(api, "alert") if n["payload"]["jobId"] == job_id]
+    assert len(notices(api, "alert")) == 2
+    assert alert["id"] == notify.notice_id(SPACE, job_id, "onFailure", finished)
+    assert ULID.from_str(alert["id"]).milliseconds == finished
+    assert alert["id"] != notify.notice_id(SPACE, job_id, "onSettled", finished)
+
+
+@pytest.mark.parametrize("size", [3_000, 400_000], ids=["side item", "s3"])
+def test_a_large_notice_fed_twice_is_made_once_and_keeps_its_payload(
+    api: Api, bg: Background, rt: Runtime, size: int
+) -> None:
+    """A notice whose payload lives outside its job item (a side item, in the job's
+    transaction; or S3, written first under the job's id): a replay leaves one job, its
+    payload whole, and nothing else behind."""
+    settings(api, onSettled={"name": "audit", "statuses": ["COMPLETED"]})
+    result = {"blob": os.urandom(size).hex()}
+    job_id = ending(api, {"complete": {"result": result}})
+    records = bg.records()
+    bg.stream(records)
+    bg.stream(records + list(reversed(records)))
+    [audit] = notices(api, "audit")
+    assert audit["payload"]["jobId"] == job_id and audit["payload"]["result"] == result
+    side = rt.dynamodb.scan(
+        TableName=rt.table,
+        FilterExpression="begins_with(pk, :b)",
+        ExpressionAttributeValues={":b": {"S": f"B#{SPACE}#"}},
+    )["Items"]
+    objects = rt.s3.list_objects_v2(Bucket=rt.bucket).get("KeyCount", 0)
+    assert len(side) + objects == 2, "the result and the notice's payload, once each"
+
+
+def test_a_notice_fed_twice_under_max_in_flight_is_counted_once(api: Api, bg: Background) -> None:
+    settings(api, onFailure=ON_FAILURE, maxInFlight=5)
+    ending(api, FAIL)
+    records = bg.records()
+    bg.stream(records)
+    bg.stream(records + list(reversed(records)))
+    [alert] = notices(api, "alert")
+    assert alert["status"] == "PENDING"
+    assert api.get(f"/v1/spaces/{SPACE}").body["inFlight"] == 1
 
 
 def test_a_full_space_counts_a_notice_but_never_refuses_it(api: Api, bg: Background) -> None:
