@@ -142,6 +142,9 @@ def test_pause_resume_and_change_a_limit_in_place(
     expect(card.locator("[name=concurrency]")).to_have_value("3")
     assert client.names.policy("mail").concurrency == 3
 
+    # A fresh page, so the card typed into next is not replaced by the save's reload above.
+    page.reload()
+    expect(card.locator("[name=concurrency]")).to_have_value("3")
     card.locator("[name='rate.tokens']").fill("20")
     card.locator("[name='rate.intervalMs']").fill("60000")
     card.locator("[name='perKeyRate.tokens']").fill("2")
