@@ -484,7 +484,7 @@
           { class: "rate" },
           h("legend", null, label),
           h("label", null, "Tokens", tokens),
-          h("label", null, "per interval (ms)", interval),
+          h("label", null, "Interval (ms)", interval),
         );
       }),
       h("button", { type: "submit" }, "Save limits"),
