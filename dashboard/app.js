@@ -318,11 +318,17 @@
       ...field("Created", when(job.createdAtMs)),
       ...field("Finished", when(job.finishedAtMs)),
       ...field("Priority", job.priority),
+      ...field("Guarantee", h("span", { id: "job-guarantee" }, job.guarantee ?? "AT_LEAST_ONCE")),
+      ...field("Expires", h("span", { id: "job-expires" }, job.expiresAtMs ? when(job.expiresAtMs) : "never")),
     ];
     if (job.key) items.push(...field("Key", job.key));
     if (job.concurrencyKey) items.push(...field("Concurrency key", job.concurrencyKey));
     if (job.waitingOn) items.push(...field("Waiting on", job.waitingOn.reason + (job.waitingOn.untilMs ? ` until ${when(job.waitingOn.untilMs)}` : "")));
-    if (job.retryOf) items.push(...field("Retry of", link(job.retryOf, "s", name, "jobs", job.retryOf)));
+    if (job.retryOf) {
+      const back = link(job.retryOf, "s", name, "jobs", job.retryOf);
+      back.id = "job-retry-of";
+      items.push(...field("Retry of", back));
+    }
     items.push(...field("Callback", h("span", { id: "job-callback" }, delivery(job.callback))));
     const blocks = [h("dl", { class: "fields" }, items)];
     if (job.error !== undefined) blocks.push(h("h2", null, "Error"), h("pre", { id: "job-error", class: "error" }, job.error));
@@ -425,10 +431,26 @@
     ["perKeyConcurrency", "Per-key concurrency"],
     ["agingIntervalMs", "Aging interval (ms)"],
   ];
+  const RATES = [
+    ["rate", "Rate"],
+    ["perKeyRate", "Per-key rate"],
+  ];
 
   function rateText(rate) {
     return rate ? `${rate.tokens} per ${rate.intervalMs} ms` : "no limit";
   }
+
+  // A rate's two inputs as the API's value: both blank is null (no limit), one blank is an
+  // error naming the field, as the API would name it.
+  function rateValue(key, tokens, interval) {
+    if (tokens.value === "" && interval.value === "") return null;
+    if (tokens.value === "" || interval.value === "") {
+      throw new Error(`${key}: give both tokens and interval (ms), or neither for no limit`);
+    }
+    return { tokens: Number(tokens.value), intervalMs: Number(interval.value) };
+  }
+
+  const sameRate = (a, b) => (a && b ? a.tokens === b.tokens && a.intervalMs === b.intervalMs : a === b);
 
   function nameCard(space_, diag, reload) {
     const policy = diag.policy;
@@ -444,12 +466,26 @@
       policy.paused ? "Resume" : "Pause",
     );
     const inputs = {};
+    const rates = {};
     const form = h(
       "form",
       { class: "limits" },
       LIMITS.map(([key, label]) => {
         inputs[key] = h("input", { name: key, type: "number", min: key === "agingIntervalMs" ? 1000 : 1, placeholder: "no limit", value: policy[key] ?? "" });
         return h("label", null, label, inputs[key]);
+      }),
+      RATES.map(([key, label]) => {
+        const rate = policy[key];
+        const tokens = h("input", { name: key + ".tokens", type: "number", min: 1, max: 100000, placeholder: "no limit", value: rate ? rate.tokens : "" });
+        const interval = h("input", { name: key + ".intervalMs", type: "number", min: 1000, max: 86400000, placeholder: "ms", value: rate ? rate.intervalMs : "" });
+        rates[key] = [tokens, interval];
+        return h(
+          "fieldset",
+          { class: "rate" },
+          h("legend", null, label),
+          h("label", null, "Tokens", tokens),
+          h("label", null, "Interval (ms)", interval),
+        );
       }),
       h("button", { type: "submit" }, "Save limits"),
       h("button", { type: "button", class: "link", onclick: async () => {
@@ -463,6 +499,15 @@
       for (const [key] of LIMITS) {
         const value = inputs[key].value === "" ? null : Number(inputs[key].value);
         if (value !== policy[key]) patch[key] = value;
+      }
+      try {
+        for (const [key] of RATES) {
+          const value = rateValue(key, ...rates[key]);
+          if (!sameRate(value, policy[key])) patch[key] = value;
+        }
+      } catch (error) {
+        status.replaceChildren(notice(error.message));
+        return;
       }
       if (Object.keys(patch).length) change(patch);
     });
@@ -478,8 +523,8 @@
         field("Running", diag.running ?? "—"),
         field("Waiting on", diag.waitingOn.length ? diag.waitingOn.join(", ") : "nothing"),
         field("Oldest claimable", when(diag.oldestClaimableAtMs)),
-        field("Rate", rateText(policy.rate)),
-        field("Per-key rate", rateText(policy.perKeyRate)),
+        field("Rate", h("span", { class: "rate-text" }, rateText(policy.rate))),
+        field("Per-key rate", h("span", { class: "per-key-rate-text" }, rateText(policy.perKeyRate))),
       ),
       toggle,
       form,
@@ -535,24 +580,93 @@
     return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
   }
 
+  const ENDINGS = ["COMPLETED", "FAILED", "CANCELLED", "STALLED"];
+
+  // The space's notification settings (onFailure, onSettled) as a form of their own: a blank
+  // name turns a setting off (null); onSettled needs at least one status, as the API says.
+  function notificationsForm(settings, save, status) {
+    const failure = h("input", { name: "onFailure.name", placeholder: "off (a job name turns it on)", value: settings.onFailure ? settings.onFailure.name : "" });
+    const settled = h("input", { name: "onSettled.name", placeholder: "off (a job name turns it on)", value: settings.onSettled ? settings.onSettled.name : "" });
+    const chosen = new Set(settings.onSettled ? settings.onSettled.statuses : []);
+    const boxes = ENDINGS.map((s) => h("input", { type: "checkbox", name: "onSettled.statuses", value: s, checked: chosen.has(s) }));
+    const form = h(
+      "form",
+      { id: "notifications", class: "limits" },
+      h("label", null, "On failure: a job named (for each job ending FAILED or STALLED)", failure),
+      h("label", null, "On settled: a job named", settled),
+      h("fieldset", null, h("legend", null, "for each job ending"), boxes.map((box) => h("label", { class: "check" }, box, " " + box.value.toLowerCase()))),
+      h("button", { type: "submit" }, "Save notifications"),
+      h(
+        "p",
+        { class: "hint" },
+        [settings.onFailure && `On failure covers jobs ending since ${when(settings.onFailure.sinceMs)}.`, settings.onSettled && `On settled covers jobs ending since ${when(settings.onSettled.sinceMs)}.`]
+          .filter(Boolean)
+          .join(" ") || "Each notice job is an ordinary job of the space, with the ended job's notice as its payload.",
+      ),
+    );
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const onFailure = failure.value.trim() ? { name: failure.value.trim() } : null;
+      const statuses = boxes.filter((b) => b.checked).map((b) => b.value);
+      if (settled.value.trim() && !statuses.length) {
+        status.replaceChildren(notice("onSettled.statuses: choose at least one ending"));
+        return;
+      }
+      const onSettled = settled.value.trim() ? { name: settled.value.trim(), statuses } : null;
+      // Compared without sinceMs (the service's, kept across changes): only a setting that
+      // changed is sent.
+      const bare = (d) => (d ? json({ name: d.name, statuses: d.statuses }) : "null");
+      const patch = {};
+      if (bare(onFailure) !== bare(settings.onFailure)) patch.onFailure = onFailure;
+      if (bare(onSettled) !== bare(settings.onSettled)) patch.onSettled = onSettled;
+      if (Object.keys(patch).length) save(patch);
+    });
+    return form;
+  }
+
+  // Each name's jobDefaults, one row a name (read-only: PATCH jobDefaults to change them).
+  function defaultsTable(jobDefaults) {
+    const names = Object.keys(jobDefaults || {}).sort();
+    if (!names.length) return notice("No name has defaults of its own.", "hint");
+    const text = (value) => (typeof value === "object" && value !== null ? JSON.stringify(value) : String(value));
+    const rows = names.map((n) => {
+      const tr = row([n, Object.entries(jobDefaults[n]).map(([k, v]) => `${k}: ${text(v)}`).join(", ")]);
+      tr.dataset.name = n;
+      return tr;
+    });
+    const shown = table(["Name", "Defaults"], rows);
+    shown.firstChild.id = "job-defaults";
+    return shown;
+  }
+
   async function settingsView(name) {
     const status = h("div");
     const form = h("form", { id: "settings", class: "limits" });
     const secret = h("div", { id: "webhook-secret" });
+    const notifications = h("div");
     const extra = h("div");
     let current;
+    async function save(patch) {
+      const done = await attempt(status, () => api("PATCH", space(name), patch));
+      if (done) {
+        fill(done);
+        status.replaceChildren(notice("Saved.", "ok"));
+      }
+      return done;
+    }
     function fill(settings) {
       current = settings;
       form.replaceChildren(
         ...SETTINGS.map(([key, label]) => h("label", null, label, h("input", { name: key, type: "number", min: 0, value: settings[key] ?? "" }))),
         h("button", { type: "submit" }, "Save settings"),
       );
+      notifications.replaceChildren(notificationsForm(settings, save, status));
       extra.replaceChildren(
         h("dl", { class: "fields" }, field("Webhook secret", settings.webhookSecret.set ? "set" : "not set"), field("In flight", settings.inFlight ?? "—")),
         h("h2", null, "Default policy of its names"),
         valueBlock(settings.policy),
         h("h2", null, "Defaults per name"),
-        valueBlock(settings.jobDefaults),
+        defaultsTable(settings.jobDefaults),
       );
     }
     form.addEventListener("submit", async (event) => {
@@ -563,12 +677,7 @@
         const value = raw === "" ? (nullable ? null : undefined) : Number(raw);
         if (value !== undefined && value !== current[key]) patch[key] = value;
       }
-      if (!Object.keys(patch).length) return;
-      const done = await attempt(status, () => api("PATCH", space(name), patch));
-      if (done) {
-        fill(done);
-        status.replaceChildren(notice("Saved.", "ok"));
-      }
+      if (Object.keys(patch).length) save(patch);
     });
     const newSecret = h("button", { type: "button", id: "new-secret" }, "New webhook secret");
     newSecret.addEventListener("click", async () => {
@@ -581,7 +690,16 @@
         h("pre", { class: "secret" }, value),
       );
     });
-    show(...spaceHeader(name, "Settings"), form, newSecret, secret, extra, status);
+    show(
+      ...spaceHeader(name, "Settings"),
+      form,
+      newSecret,
+      secret,
+      h("h2", null, "Notifications"),
+      notifications,
+      extra,
+      status,
+    );
     const settings = await attempt(status, () => api("GET", space(name)));
     if (settings) fill(settings);
   }

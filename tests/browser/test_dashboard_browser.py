@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from emit import Emit
+from emit.names import Rate
 
 from tests.browser.conftest import require_browser, shot, sign_in
 from tests.dev import DevServer
@@ -99,6 +100,25 @@ def test_create_cancel_and_retry_from_the_page(page: Any, dev: DevServer, client
     expect(page.locator("#job")).to_contain_text(f"Retry of{failing}")
     expect(page.locator("#job-status")).to_have_text("PENDING")
     assert [j.retry_of for j in client.jobs.list(name="flaky") if j.id != failing] == [failing]
+    page.click("#job-retry-of")
+    expect(page.locator("h2 code")).to_have_text(failing)
+    expect(page.locator("#job-status")).to_have_text("FAILED")
+
+
+def test_a_job_shows_its_guarantee_and_deadline(page: Any, dev: DevServer, client: Emit, space: str) -> None:
+    once = client.jobs.create("once", guarantee="at_most_once", expires_in_ms=3_600_000).id
+    plain = client.jobs.create("plain").id
+    expires = client.jobs.get(once).expires_at_ms
+    assert expires is not None
+    sign_in(page, dev)
+    page.goto(_job_url(dev, space, once))
+    expect(page.locator("#job-guarantee")).to_have_text("AT_MOST_ONCE")
+    shown = page.evaluate("ms => new Date(ms).toISOString().replace('T', ' ').slice(0, 19)", expires)
+    expect(page.locator("#job-expires")).to_have_text(shown)
+    page.goto(_job_url(dev, space, plain))
+    expect(page.locator("#job-guarantee")).to_have_text("AT_LEAST_ONCE")
+    expect(page.locator("#job-expires")).to_have_text("never")
+    assert page.locator("#job-retry-of").count() == 0
 
 
 def test_pause_resume_and_change_a_limit_in_place(
@@ -122,6 +142,32 @@ def test_pause_resume_and_change_a_limit_in_place(
     expect(card.locator("[name=concurrency]")).to_have_value("3")
     assert client.names.policy("mail").concurrency == 3
 
+    # A fresh page, so the card typed into next is not replaced by the save's reload above.
+    page.reload()
+    expect(card.locator("[name=concurrency]")).to_have_value("3")
+    card.locator("[name='rate.tokens']").fill("20")
+    card.locator("[name='rate.intervalMs']").fill("60000")
+    card.locator("[name='perKeyRate.tokens']").fill("2")
+    card.locator("[name='perKeyRate.intervalMs']").fill("1000")
+    card.locator("button[type=submit]").click()
+    expect(card.locator(".rate-text")).to_have_text("20 per 60000 ms")
+    expect(card.locator(".per-key-rate-text")).to_have_text("2 per 1000 ms")
+    policy = client.names.policy("mail")
+    assert (policy.rate, policy.per_key_rate) == (Rate(20, 60_000), Rate(2, 1_000))
+    assert policy.concurrency == 3, "only the fields changed are sent"
+
+    card.locator("[name='perKeyRate.intervalMs']").fill("")
+    card.locator("button[type=submit]").click()
+    expect(card.locator("[role=alert]")).to_have_text(re.compile(r"^perKeyRate: give both"))
+    card.locator("[name='rate.tokens']").fill("")
+    card.locator("[name='rate.intervalMs']").fill("")
+    card.locator("[name='perKeyRate.tokens']").fill("")
+    card.locator("button[type=submit]").click()
+    expect(card.locator(".rate-text")).to_have_text("no limit")
+    expect(card.locator(".per-key-rate-text")).to_have_text("no limit")
+    policy = client.names.policy("mail")
+    assert (policy.rate, policy.per_key_rate) == (None, None)
+
 
 def test_settings_with_a_new_webhook_secret_shown_once(
     page: Any, dev: DevServer, client: Emit, space: str
@@ -141,6 +187,41 @@ def test_settings_with_a_new_webhook_secret_shown_once(
     page.reload()
     expect(page.locator("#settings [name=maxAttempts]")).to_have_value("9")
     assert page.locator("#webhook-secret pre").count() == 0, "shown once: gone after a reload"
+
+
+def test_settings_show_and_change_notifications_and_show_defaults_per_name(
+    page: Any, dev: DevServer, client: Emit, space: str
+) -> None:
+    client.spaces.update(
+        job_defaults={"mail": {"priority": 5, "maxAttempts": 2}, "report": {"delayMs": 1000}}
+    )
+    client.spaces.notify_on_failure("page-oncall")
+    sign_in(page, dev)
+    page.goto(_job_url(dev, space) + "/settings")
+    expect(page.locator("#notifications [name='onFailure.name']")).to_have_value("page-oncall")
+    expect(page.locator("#notifications [name='onSettled.name']")).to_have_value("")
+    expect(page.locator("#job-defaults tr[data-name=mail]")).to_contain_text("priority: 5, maxAttempts: 2")
+    expect(page.locator("#job-defaults tr[data-name=report]")).to_contain_text("delayMs: 1000")
+
+    page.fill("#notifications [name='onSettled.name']", "audit")
+    page.click("#notifications button[type=submit]")
+    expect(page.locator("[role=alert]")).to_have_text(re.compile(r"^onSettled.statuses: "))
+    page.check("#notifications input[value=COMPLETED]")
+    page.check("#notifications input[value=CANCELLED]")
+    page.fill("#notifications [name='onFailure.name']", "")
+    page.click("#notifications button[type=submit]")
+    expect(page.locator(".ok")).to_have_text("Saved.")
+    settings = client.spaces.get()
+    assert settings["onFailure"] is None
+    assert {k: settings["onSettled"][k] for k in ("name", "statuses")} == {
+        "name": "audit",
+        "statuses": ["COMPLETED", "CANCELLED"],
+    }
+    shot(page, "settings-notifications")
+    page.reload()
+    expect(page.locator("#notifications [name='onSettled.name']")).to_have_value("audit")
+    expect(page.locator("#notifications input[value=CANCELLED]")).to_be_checked()
+    expect(page.locator("#notifications input[value=FAILED]")).not_to_be_checked()
 
 
 def test_mint_list_and_revoke_a_token(page: Any, dev: DevServer, client: Emit, space: str) -> None:

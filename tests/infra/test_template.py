@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from aws_cdk.assertions import Match, Template
@@ -244,6 +245,19 @@ def test_alarms_cover_every_function_and_the_api_and_notify_the_topic(template: 
     for alarm in alarms:
         assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic}]
     template.resource_count_is("AWS::CloudWatch::Dashboard", 1)
+
+
+def test_the_readme_counts_the_alarms_and_functions_the_stack_makes(emit: Json) -> None:
+    """The README's cost at rest is priced per alarm: its figures must follow the stack."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    found = re.search(
+        r"\| (\d+) alarms \(errors and throttles for (\d+) functions, .*?\| \$(\d+\.\d\d) \|", readme
+    )
+    assert found, "the README's 'At rest' table has no alarms row"
+    alarms, functions, dollars = int(found[1]), int(found[2]), found[3]
+    assert functions == len(resources(emit, "AWS::Lambda::Function"))
+    assert alarms == len(resources(emit, "AWS::CloudWatch::Alarm"))
+    assert dollars == f"{alarms * 0.10:.2f}"
 
 
 def test_outputs_name_the_api_and_the_table(template: Template, emit: Json) -> None:
