@@ -17,18 +17,28 @@ from tests.support import Api, LocalAws
 os.environ.update(LOCAL_ENV)
 
 
+BROWSER_MODULES = ("tests/browser/test_dashboard_browser.py", "tests/e2e/test_follow_page.py")
+"""Modules driving Chromium through Playwright's sync API, which runs an event loop in the
+worker's thread while the browser is open: each module's tests run together, one after
+another, and its browser is closed at the module's end (before another test's loop runs)."""
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under pytest-xdist (`make test` runs two workers), the CDK tests all go to one worker,
-    so the app is synthesized once (their session fixture); every other test goes to
-    whichever worker is free. (`--dist loadgroup` would do this with markers, but its
+    so the app is synthesized once (their session fixture), and each browser module's tests
+    go to one worker together (`BROWSER_MODULES`); every other test goes to whichever
+    worker is free. (`--dist loadgroup` would do this with markers, but its
     marking does not take under pytest 9.)"""
     if config.getvalue("dist") != "load":
         return None
 
     class CdkTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "tests/infra" if nodeid.startswith("tests/infra/") else nodeid
+            if nodeid.startswith("tests/infra/"):
+                return "tests/infra"
+            module = nodeid.split("::", maxsplit=1)[0]
+            return module if module in BROWSER_MODULES else nodeid
 
     return CdkTogether(config, log)
 

@@ -45,8 +45,12 @@ def require_browser() -> None:
         pytest.skip(f"browser tests skipped: {missing}", allow_module_level=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One Chromium for a module, stopped at its end: Playwright's sync API keeps an event
+    loop running in this thread while it is open, which would break any later test of the
+    same worker that runs a loop of its own (tests/conftest.py keeps a browser module's
+    tests together on one worker, one after another)."""
     missing = _missing()
     if missing is not None:
         pytest.fail(f"EMIT_REQUIRE_BROWSER=1 but {missing}", pytrace=False)
