@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import os
 import sys
 import threading
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import boto3
 import moto.dynamodb.models as ddb_models
+from moto.core.model_instances import model_data
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.table import Table
 
@@ -69,7 +72,8 @@ def keep_streams_through_rollbacks() -> None:
     shard included: readers of the stream then hold the orphaned shard and see nothing
     more, and the cancelled writes' records stay in it. DynamoDB keeps one stream and
     records only what was written; so, locally, the live shard is put back and the
-    records of the cancelled writes dropped."""
+    records of the cancelled writes dropped. (With `one_backup_per_transaction` the backup
+    shares the live shard rather than copying it: then only the records are dropped.)"""
     original = DynamoDBBackend.transact_write_items
     if getattr(original, "keeps_streams", False):
         return
@@ -84,9 +88,10 @@ def keep_streams_through_rollbacks() -> None:
         try:
             original(self, transact_items)
         except Exception:
+            # Whatever moto raises, it has undone the transaction's writes (or made none).
             for name, (shard, length) in shards.items():
                 table = self.tables.get(name)
-                if table is not None and table.stream_shard is not shard:
+                if table is not None:
                     del shard.items[length:]
                     shard.table = table
                     table.stream_shard = shard
@@ -101,7 +106,14 @@ class _BackupOnce(threading.local):
     table a transaction touches with a deep copy (its stream's records included) once
     per action, before any action runs: a transaction of 100 puts copied a large table
     100 times over, the same state each time. Inside one transaction the first copy of
-    each table serves every action; elsewhere this is `copy` itself."""
+    each table serves every action; elsewhere this is `copy` itself.
+
+    The backup leaves out the stream shard (the live one is shared: a rollback keeps it
+    and drops the cancelled writes' records, `keep_streams_through_rollbacks`), which
+    otherwise makes each transaction copy every record the table ever streamed. And moto
+    keeps every instance of its models for its dashboard (`instances_tracked`) until the
+    mock ends, so each backup's items, indexes and records would stay in memory for good,
+    a whole table a transaction: the backup's own instances are not kept."""
 
     def __init__(self) -> None:
         self.backups: dict[int, Any] | None = None
@@ -110,16 +122,35 @@ class _BackupOnce(threading.local):
         if self.backups is None or not isinstance(value, Table):
             return copy.deepcopy(value, memo)
         if id(value) not in self.backups:
-            self.backups[id(value)] = copy.deepcopy(value)
+            shard = value.stream_shard
+            with _untracked(model_data["dynamodb"].values()):
+                self.backups[id(value)] = copy.deepcopy(value, {} if shard is None else {id(shard): shard})
         return self.backups[id(value)]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(copy, name)
 
 
+@contextlib.contextmanager
+def _untracked(models: Iterable[Any]) -> Iterator[None]:
+    """moto forgets the instances of `models` made inside (only its dashboard reads them)."""
+    kept = [
+        (tracked, len(tracked))
+        for model in models
+        if isinstance(tracked := getattr(model, "instances_tracked", None), list)
+    ]
+    try:
+        yield
+    finally:
+        for tracked, length in kept:
+            del tracked[length:]
+
+
 def one_backup_per_transaction() -> None:
-    """Make moto back up each table once per transaction, not once per action (see
-    `_BackupOnce`): the rollback is the same, the copying a hundredth."""
+    """Make moto back up each table once per transaction, not once per action, and without
+    its stream (see `_BackupOnce`): the rollback is the same, the copying a fraction. The
+    stream's own rollback comes with it (`keep_streams_through_rollbacks`)."""
+    keep_streams_through_rollbacks()
     original = DynamoDBBackend.transact_write_items
     if getattr(original, "backs_up_once", False):
         return

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from moto import mock_aws
+from moto.dynamodb.models.table import StreamRecord, Table
 
 from devserver import wiring
 from devserver.background import Background
@@ -71,3 +72,18 @@ def test_a_cancelled_transaction_leaves_the_stream_as_it_was(fast: bool, last: d
             runtime.db.transact([{"Put": {"Item": _item("1")}}, last])
         runtime.db.transact([{"Put": {"Item": _item("3")}}])
         assert [r["dynamodb"]["Keys"]["sk"]["S"] for r in reader.records()] == ["3"]
+
+
+def test_a_transactions_backup_is_not_kept_and_leaves_the_stream_out() -> None:
+    """moto backs up each table a transaction touches (a deep copy) and keeps every instance
+    of its models until the mock ends: a long local run, and `make bench`, grew by a whole
+    table, every stream record it ever wrote included, at each transaction."""
+    with mock_aws():
+        runtime = wiring.build_runtime(clock=ManualClock())
+        for n in range(20):
+            runtime.db.transact([{"Put": {"Item": _item(f"a{n}")}}, {"Put": {"Item": _item(f"b{n}")}}])
+        tables, records = len(Table.instances_tracked), len(StreamRecord.instances_tracked)
+        for n in range(20):
+            runtime.db.transact([{"Put": {"Item": _item(f"c{n}")}}, {"Put": {"Item": _item(f"d{n}")}}])
+        assert len(Table.instances_tracked) == tables, "no backup kept"
+        assert len(StreamRecord.instances_tracked) == records + 40, "only the records written"
