@@ -59,13 +59,13 @@ def measure(*, buckets: int, per_bucket: int = 1, partitions: int = 4) -> Drain:
     with mock_aws():
         clock = ManualClock()
         # One call at a time: moto's table is not safe for the drain's threads (DynamoDB is).
-        rt, client = moto_runtime(clock, serialized=True, lease_shards=partitions)
+        rt, client = moto_runtime(clock, serialized=True, book_shards=partitions)
         rng, ids = random.Random(3), IdGenerator()
         now = clock.now_ms()
         items = []
         for _ in range(buckets):
             entries = [LeaseEntry(ids.new(now), 1, now + 60_000) for _ in range(per_bucket)]
-            key = keys.lease_bucket(rng.randrange(partitions), now + 60_000, ids.new(now))
+            key = keys.book_bucket(keys.LEASE_PREFIX, rng.randrange(partitions), now + 60_000, ids.new(now))
             items.append(key | {"space": "bench", "jobs": encode(entries)})
         rt.db.batch_put(items)
         clock.advance(60_000)
@@ -74,7 +74,7 @@ def measure(*, buckets: int, per_bucket: int = 1, partitions: int = 4) -> Drain:
         report = TickReport()
         rt.sweeper.expire_leases(report)
         meter.detach()
-        left = sum(len(rt.db.query("pk = :pk", vals={":pk": p})[0]) for p in rt.sweeper.buckets.partitions())
+        left = sum(len(rt.db.query("pk = :pk", vals={":pk": p})[0]) for p in rt.leases.partitions())
         if left:
             raise RuntimeError(f"one tick left {left} of {buckets} buckets")
         calls = {op: int(figures["calls"]) for op, figures in sorted(meter.usage.by_operation.items())}
@@ -87,7 +87,7 @@ def describe(drain: Drain, what: str) -> str:
     verdict = "keeps up with" if rate >= TARGET_JOBS_PER_S else "falls behind"
     return (
         f"lease check drain, {what}: {drain.entries:,} leases in {drain.buckets:,} buckets"
-        f" ({drain.partitions} partitions, all full as the {keys.LEASE_SHARDS} are at load)"
+        f" ({drain.partitions} partitions, all full as the {keys.BOOK_SHARDS} are at load)"
         " cleared by one tick"
         f" in {sum(drain.calls.values()):,} calls ({calls}): {drain.entries_per_call:.1f} leases a call;"
         f" {DRAIN_THREADS} partitions side by side at {CALL_MS} ms a call on AWS: {rate:,.0f} leases/s,"

@@ -230,7 +230,7 @@ def describe_load(
 def hashed(space: str) -> dict[str, int]:
     """The key families a workload in `space` picks a member of by hash or at random (the
     lease book's partitions, the space's job partitions): counted at their even share."""
-    return {"LEASE#n": keys.LEASE_SHARDS, f"{keys.JOB_PREFIX}{space}#n": keys.JOB_SHARDS}
+    return {"LEASE#n": keys.BOOK_SHARDS, f"{keys.JOB_PREFIX}{space}#n": keys.JOB_SHARDS}
 
 
 def _headline(load: PartitionLoad, ceilings: list[Ceiling], jobs: int, spread: Mapping[str, int]) -> str:

@@ -244,6 +244,6 @@ def build_runtime(
         allow_private_callbacks=True,
         # The clock ticks every second here: look for never-claimed jobs every 5 s.
         unclaimed_every_ms=5_000,
-        lease_shards=keys.LOCAL_LEASE_SHARDS,
+        book_shards=keys.LOCAL_BOOK_SHARDS,
         callback_transport=callback_transport,
     )

@@ -27,11 +27,12 @@ from shared.queue import Queue, QueueConfig
 from shared.spaces import SpaceSettings
 from shared.store import keys
 from shared.store.blobs import Blobs
+from shared.store.deadlines import DeadlineBook
 from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import Dynamo
 from shared.store.jobs import JobStore
 from shared.store.journal import Journal
-from shared.store.leases import DueBuckets, LeaseBook
+from shared.store.leases import LeaseBook
 from shared.store.secrets import ServiceSecrets
 from shared.store.spaces import SpaceStore
 from shared.store.tokens import TokenStore
@@ -59,9 +60,9 @@ class Runtime:
     unclaimed_every_ms: int = 600_000
     callback_transport: httpx.AsyncBaseTransport | None = None
     """Where callbacks go; None: the network."""
-    lease_shards: int = keys.LEASE_SHARDS
-    """The lease book's partitions (`keys.LEASE_SHARDS`; fewer locally, where the clock
-    ticks every second)."""
+    book_shards: int = keys.BOOK_SHARDS
+    """The partitions of the lease and deadline books (`keys.BOOK_SHARDS`; fewer locally,
+    where the clock ticks every second)."""
 
     def __post_init__(self) -> None:
         self.db = Dynamo(self.dynamodb, self.table)
@@ -72,12 +73,13 @@ class Runtime:
             self.space_store, self.clock, self.settings_cache_ms, on_write=self.policies.forget
         )
         self.journal = Journal(self.db)
-        self.leases = LeaseBook(self.db, self.lease_shards)
+        self.leases = LeaseBook(self.db, self.book_shards)
         self.jobs = JobStore(
             self.db,
             self.blobs,
             self.leases,
             widths=lambda space, name: self.policies.space(space).spread(name).width,
+            deadlines=DeadlineBook(self.db, self.book_shards),
         )
         self.deliveries = DeliveryStore(self.db)
         self.targets = TargetPolicy(allow_private=self.allow_private_callbacks)
@@ -111,7 +113,6 @@ class Runtime:
             spaces=self.space_store,
             settings=self.settings,
             policies=self.policies,
-            buckets=DueBuckets(self.db, self.lease_shards),
             leases=self.leases,
             dispatcher=self.dispatcher,
             unclaimed_every_ms=self.unclaimed_every_ms,

@@ -21,17 +21,18 @@ from shared.policy import Policies, SpacePolicies
 from shared.spaces import SpaceSettings
 from shared.spread import Spreader
 from shared.store.blobs import pack, replacing
+from shared.store.books import Book, Bucket, E
 from shared.store.codec import expired
 from shared.store.counters import Owner
 from shared.store.deadlines import DeadlineBucket
 from shared.store.dynamo import ConditionFailed, Item
 from shared.store.jobs import JobStore
-from shared.store.leases import Bucket, DueBuckets, LeaseBook
+from shared.store.leases import LeaseBook, LeaseBucket
 from shared.store.spaces import SpaceStore
 from shared.store.spread import SpreadStore
 
 DRAIN_THREADS = 32
-"""Lease book partitions drained at once: each waits on DynamoDB most of its time."""
+"""A book's partitions drained at once: each waits on DynamoDB most of its time."""
 
 
 @dataclass
@@ -53,7 +54,6 @@ class Sweeper:
         spaces: SpaceStore,
         settings: SpaceSettings,
         policies: Policies,
-        buckets: DueBuckets,
         leases: LeaseBook,
         dispatcher: Dispatcher,
         unclaimed_every_ms: int = 600_000,
@@ -66,7 +66,6 @@ class Sweeper:
         self.spaces = spaces
         self.settings = settings
         self.policies = policies
-        self.buckets = buckets
         self.leases = leases
         self.dispatcher = dispatcher
         self.unclaimed_every_ms = unclaimed_every_ms
@@ -106,40 +105,15 @@ class Sweeper:
     def cancel_past_deadline(self, report: TickReport, *, rounds: int = 400) -> None:
         """Every job whose deadline has passed unfinished is cancelled (error `expired`),
         found through the deadline book (`shared.store.deadlines`): jobs without a deadline
-        cost nothing here. Partitions are drained side by side, as the lease book's are."""
-        now = self.clock.now_ms()
-        book = self.jobs.deadlines
-        partitions = book.partitions()
-        with ThreadPoolExecutor(
-            min(DRAIN_THREADS, len(partitions)), thread_name_prefix="emit-deadlines"
-        ) as pool:
-            counts = list(
-                pool.map(lambda partition: self._drain_deadlines(partition, now, rounds), partitions)
-            )
-        report.past_deadline += sum(counts)
+        cost nothing here."""
+        self._drain_book(self.jobs.deadlines, self._cancel_bucket, report, rounds)
 
-    def _drain_deadlines(self, partition: str, now: int, rounds: int) -> int:
-        book, cancelled = self.jobs.deadlines, 0
-        for _ in range(rounds):
-            page, more = book.due(partition, now)
-            if not page:
-                break
-            wanted: dict[str, list[str]] = {}
-            for bucket in page:
-                wanted.setdefault(bucket.space, []).extend(e.job_id for e in bucket.entries)
-            items = {space: self.jobs.items(space, ids, consistent=False) for space, ids in wanted.items()}
-            for bucket in page:
-                cancelled += self._cancel_bucket(bucket, now, items[bucket.space])
-            book.remove(page)
-            if not more:
-                break
-        return cancelled
-
-    def _cancel_bucket(self, bucket: DeadlineBucket, now: int, items: dict[str, Item]) -> int:
+    def _cancel_bucket(
+        self, bucket: DeadlineBucket, now: int, report: TickReport, items: dict[str, Item]
+    ) -> None:
         """Cancel the bucket's jobs past their deadlines; file again those still ahead (a
         bucket is due at its earliest). A job not found was never written: nothing to do."""
         later: list[tuple[str, int]] = []
-        cancelled = 0
         retention = self.settings.get(bucket.space).retention
         for entry in bucket.entries:
             if entry.expires_at_ms > now:
@@ -152,50 +126,62 @@ class Sweeper:
                 item = self.jobs.get_item(bucket.space, entry.job_id)
             if item is None or not expired(item, now):
                 continue  # finished (a final status never changes back): nothing to do
-            cancelled += cancel_expired(self.jobs, bucket.space, item, now_ms=now, retention=retention)
+            report.past_deadline += cancel_expired(
+                self.jobs, bucket.space, item, now_ms=now, retention=retention
+            )
         if later:
             self.jobs.deadlines.record(bucket.space, later)
-        return cancelled
 
     # -- leases ---------------------------------------------------------------
 
     def expire_leases(self, report: TickReport, *, rounds: int = 400) -> None:
-        """Every claim whose lease has ended: the attempt fails, unless a report came first.
+        """Every claim whose lease has ended: the attempt fails, unless a report came first."""
+        self._drain_book(self.leases, self._expire_bucket, report, rounds)
 
-        The lease book's partitions are drained side by side (`DRAIN_THREADS` at once),
-        each a page of due buckets at a time until none is left (at most `rounds` pages a
-        partition a tick: 2.5 million buckets), so a busy hour's claims never leave the
-        clock behind (`make bench` shows the rate)."""
+    def _drain_book(
+        self,
+        book: Book[E],
+        handle: Callable[[Bucket[E], int, TickReport, dict[str, Item]], None],
+        report: TickReport,
+        rounds: int,
+    ) -> None:
+        """Every due bucket of `book`, handled. The partitions are drained side by side
+        (`DRAIN_THREADS` at once), each a page of due buckets at a time until none is left
+        (at most `rounds` pages a partition a tick: 2.5 million buckets), so a busy hour
+        never leaves the clock behind (`make bench` shows the rate). Each partition counts
+        into a report of its own (drains run side by side), added to `report` at the end."""
         now = self.clock.now_ms()
-        partitions = self.buckets.partitions()
-        with ThreadPoolExecutor(
-            min(DRAIN_THREADS, len(partitions)), thread_name_prefix="emit-leases"
-        ) as pool:
-            drained = list(pool.map(lambda partition: self._drain(partition, now, rounds), partitions))
-        for part in drained:
-            report.expired += part.expired
-            report.refiled += part.refiled
+        partitions = book.partitions()
 
-    def _drain(self, partition: str, now: int, rounds: int) -> TickReport:
-        """One partition of the lease book: a report of its own (drains run side by side)."""
-        report = TickReport()
-        for _ in range(rounds):
-            page, more = self.buckets.due(partition, now)
-            if not page:
-                break
-            wanted: dict[str, list[str]] = {}
-            for bucket in page:
-                wanted.setdefault(bucket.space, []).extend(e.job_id for e in bucket.entries)
-            # One read of every job the page names (per space), then one delete of the page.
-            items = {space: self.jobs.items(space, ids, consistent=False) for space, ids in wanted.items()}
-            for bucket in page:
-                self._expire_bucket(bucket, now, report, items[bucket.space])
-            self.buckets.remove(page)
-            if not more:
-                break
-        return report
+        def drain(partition: str) -> TickReport:
+            part = TickReport()
+            for _ in range(rounds):
+                page, more = book.due(partition, now)
+                if not page:
+                    break
+                wanted: dict[str, list[str]] = {}
+                for bucket in page:
+                    wanted.setdefault(bucket.space, []).extend(e.job_id for e in bucket.entries)
+                # One read of every job the page names (per space), then one delete of the page.
+                items = {
+                    space: self.jobs.items(space, ids, consistent=False) for space, ids in wanted.items()
+                }
+                for bucket in page:
+                    handle(bucket, now, part, items[bucket.space])
+                book.remove(page)
+                if not more:
+                    break
+            return part
 
-    def _expire_bucket(self, bucket: Bucket, now: int, report: TickReport, items: dict[str, Item]) -> None:
+        with ThreadPoolExecutor(min(DRAIN_THREADS, len(partitions)), thread_name_prefix="emit-books") as pool:
+            for part in pool.map(drain, partitions):
+                report.expired += part.expired
+                report.refiled += part.refiled
+                report.past_deadline += part.past_deadline
+
+    def _expire_bucket(
+        self, bucket: LeaseBucket, now: int, report: TickReport, items: dict[str, Item]
+    ) -> None:
         refile: list[tuple[str, int, int]] = []
         for entry in bucket.entries:
             item = items.get(entry.job_id)

@@ -14,8 +14,8 @@ Layout of the one table, every key a string (`pk`, `sk`):
 | a name's concurrency slots, one share of its cap each | `RUN#{space}#{name}#{n}` (n < 16) | `-` |
 | a name's rate, one share each (a GCRA's time) | `RATE#{space}#{name}#{n}` (n < 16) | `-` |
 | token | `T` | `{token id}` |
-| lease bucket (claims to check when leases end) | `LEASE#{n}` (n of 64) | `{expires:013d}#{ulid}` |
-| deadline bucket (jobs to cancel at their deadlines) | `DEADLINE#{n}` (n of 16) | `{due:013d}#{ulid}` |
+| lease bucket (claims to check) | `LEASE#{n}` (n of `BOOK_SHARDS`) | `{expires:013d}#{ulid}` |
+| deadline bucket (jobs to cancel) | `DEADLINE#{n}` (n of `BOOK_SHARDS`) | `{due:013d}#{ulid}` |
 | callback delivery of a finished job | `C#{space}#{id}` | `-` |
 | the list of spaces (for the clock) | `SPACES` | `{space}` |
 | the spaces that have had a callback (for the clock) | `CALLBACKS` | `{space}` |

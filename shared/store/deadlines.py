@@ -1,11 +1,8 @@
-"""The deadline book: which jobs to cancel when their deadlines pass.
+"""The deadline book: which jobs to cancel when their deadlines pass (`shared.store.books`).
 
-Indexing pending jobs by deadline would cost an index write on every transition of every
-job; most jobs have no deadline. Instead each create request with deadlines writes one
-bucket item listing the ids (and deadlines) of its jobs that have one, before the jobs
-themselves (so a crash cannot leave a job with a deadline that nothing will enforce),
-keyed by the earliest of those deadlines, in a random one of `keys.DEADLINE_SHARDS`
-partitions. A create without deadlines writes nothing here.
+Most jobs have no deadline: a create request files one bucket for those of its jobs
+that have one, before the jobs themselves, and a create without deadlines writes
+nothing here.
 
 The clock reads due buckets, checks each job's own item (the item decides: the
 `deadline` transition applies only to an unfinished job past its deadline), files again
@@ -15,14 +12,11 @@ was never written (the create died after its bucket) finds no item and is droppe
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 
-from shared.ids import IdGenerator
 from shared.store import keys
+from shared.store.books import Book, Bucket
 from shared.store.dynamo import Dynamo
-
-_ids = IdGenerator()
 
 
 @dataclass(frozen=True)
@@ -47,44 +41,19 @@ def decode(text: str) -> list[DeadlineEntry]:
     return out
 
 
-@dataclass(frozen=True)
-class DeadlineBucket:
-    key: dict[str, str]
-    space: str
-    entries: list[DeadlineEntry]
+DeadlineBucket = Bucket[DeadlineEntry]
 
 
-class DeadlineBook:
-    PAGE = 100
-    """Buckets a read answers at most (their jobs are read a batch of 100 at a time)."""
+class DeadlineBook(Book[DeadlineEntry]):
+    """`record(space, [(job id, deadline), ...])` for jobs about to be created."""
 
-    def __init__(self, db: Dynamo) -> None:
-        self.db = db
-
-    def record(self, space: str, deadlines: list[tuple[str, int]]) -> None:
-        """File (job id, deadline) for jobs about to be created; nothing when there are none."""
-        if not deadlines:
-            return
-        entries = [DeadlineEntry(*d) for d in deadlines]
-        due = min(e.expires_at_ms for e in entries)
-        key = keys.deadline_bucket(random.randrange(keys.DEADLINE_SHARDS), due, _ids.new(due))
-        self.db.put(key | {"space": space, "jobs": encode(entries)})
-
-    @staticmethod
-    def partitions() -> list[str]:
-        return keys.deadline_partitions()
-
-    def due(self, partition: str, now_ms: int, limit: int = PAGE) -> tuple[list[DeadlineBucket], bool]:
-        """The partition's due buckets, oldest first, at most `limit`; and whether more may be due."""
-        rows, more = self.db.query(
-            "pk = :pk AND sk <= :now",
-            vals={":pk": partition, ":now": f"{now_ms:013d}#~"},
-            limit=limit,
-            # A bucket written a moment ago and missed here is found on the next tick.
-            consistent=False,
+    def __init__(self, db: Dynamo, shards: int = keys.BOOK_SHARDS) -> None:
+        super().__init__(
+            db,
+            prefix=keys.DEADLINE_PREFIX,
+            shards=shards,
+            entry=DeadlineEntry,
+            encode=encode,
+            decode=decode,
+            due_of=lambda e: e.expires_at_ms,
         )
-        found = [DeadlineBucket({"pk": r["pk"], "sk": r["sk"]}, r["space"], decode(r["jobs"])) for r in rows]
-        return found, more is not None
-
-    def remove(self, buckets: list[DeadlineBucket]) -> None:
-        self.db.batch_delete([b.key for b in buckets])

@@ -15,21 +15,19 @@ READY_SHARDS = 4
 MAX_READY_SHARDS = 64
 """The most a name spreads over: 2 index writes a job, 500 jobs/s a shard, so 64 shards
 hold 10,000 jobs/s at a third of their limit. Widths are powers of two from 4 to this."""
-LEASE_SHARDS = 256
-"""The lease book's partitions on AWS, shared by every space: a claim request puts one
-bucket and the clock deletes it, 2 write units a claim request. At 10,000 jobs/s claimed
-one at a time that is 78 units a second a partition (8 % of its limit); 10 at a time, 8.
-The clock reads them all every tick, side by side (256 queries a minute at rest, about
-$0.70 a month). Never lower it in a deployed stack: a claim of the old code could still
-file a bucket where the clock no longer looks."""
-LOCAL_LEASE_SHARDS = 16
-"""The lease book's partitions under `emit dev` and the tests, which tick every second
-and never see 10,000 claims a second: each tick reads every partition."""
-
-DEADLINE_SHARDS = 16
-"""The deadline book's partitions, shared by every space: a create request with deadlines
-puts one bucket and the clock deletes it. Creates with deadlines are fewer than claims,
-and a bucket a request (not a job), so fewer partitions than the lease book's hold them."""
+BOOK_SHARDS = 256
+"""The partitions of each book (`shared.store.books`: the lease book, the deadline book) on
+AWS, shared by every space: a claim request (or a create request with deadlines) puts one
+bucket and the clock deletes it, 2 write units a request. At 10,000 requests a second that
+is 78 units a second a partition (8 % of its limit). The clock reads every partition of
+both books every tick, side by side (512 queries a minute at rest, about $1.40 a month).
+Never lower it in a deployed stack: a request of the old code could still file a bucket
+where the clock no longer looks."""
+LOCAL_BOOK_SHARDS = 16
+"""Each book's partitions under `emit dev` and the tests, which tick every second and never
+see 10,000 requests a second: each tick reads every partition."""
+LEASE_PREFIX = "LEASE#"
+DEADLINE_PREFIX = "DEADLINE#"
 
 
 def _shard(job_id: str, shards: int) -> int:
@@ -277,20 +275,12 @@ def token(token_id: str) -> dict[str, str]:
     return {"pk": "T", "sk": token_id}
 
 
-def lease_partitions(shards: int) -> list[str]:
-    return [f"LEASE#{n}" for n in range(shards)]
+def book_partitions(prefix: str, shards: int) -> list[str]:
+    return [f"{prefix}{n}" for n in range(shards)]
 
 
-def lease_bucket(n: int, expires_ms: int, bucket_id: str) -> dict[str, str]:
-    return {"pk": f"LEASE#{n}", "sk": f"{expires_ms:013d}#{bucket_id}"}
-
-
-def deadline_partitions() -> list[str]:
-    return [f"DEADLINE#{n}" for n in range(DEADLINE_SHARDS)]
-
-
-def deadline_bucket(n: int, due_ms: int, bucket_id: str) -> dict[str, str]:
-    return {"pk": f"DEADLINE#{n}", "sk": f"{due_ms:013d}#{bucket_id}"}
+def book_bucket(prefix: str, n: int, due_ms: int, bucket_id: str) -> dict[str, str]:
+    return {"pk": f"{prefix}{n}", "sk": f"{due_ms:013d}#{bucket_id}"}
 
 
 def service_secret(purpose: str) -> dict[str, str]:

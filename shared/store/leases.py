@@ -1,23 +1,18 @@
-"""The lease book: which claims to check when their leases end.
+"""The lease book: which claims to check when their leases end (`shared.store.books`).
 
-Indexing running jobs by lease end would cost two index writes per claim and one per
-finish. Instead each claim request writes one bucket item listing what it is about to
-hand out (written before the claims, so a crash cannot strand a running job), keyed by
-when the earliest of those leases ends. The clock reads due buckets, checks each job's
-own item (the item decides: still running, same attempt, lease past), and re-files
-jobs whose leases were renewed.
+Each claim request files one bucket listing what it is about to hand out (before the
+claims, so a crash cannot strand a running job). The clock checks each job's own item
+(still running, same attempt, lease past) and files again the jobs whose leases were
+renewed.
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 
-from shared.ids import IdGenerator
 from shared.store import keys
+from shared.store.books import Book, Bucket
 from shared.store.dynamo import Dynamo
-
-_ids = IdGenerator()
 
 
 @dataclass(frozen=True)
@@ -45,54 +40,19 @@ def decode(text: str) -> list[LeaseEntry]:
     return out
 
 
-class LeaseBook:
-    def __init__(self, db: Dynamo, shards: int = keys.LEASE_SHARDS) -> None:
-        self.db = db
-        self.shards = shards
-
-    def record(self, space: str, claims: list[tuple[str, int, int]]) -> None:
-        """File (job id, attempt, lease end) for a claim about to be made."""
-        if not claims:
-            return
-        entries = [LeaseEntry(*c) for c in claims]
-        due = min(e.lease_until_ms for e in entries)
-        key = keys.lease_bucket(random.randrange(self.shards), due, _ids.new(due))
-        self.db.put(key | {"space": space, "jobs": encode(entries)})
+LeaseBucket = Bucket[LeaseEntry]
 
 
-@dataclass(frozen=True)
-class Bucket:
-    key: dict[str, str]
-    space: str
-    entries: list[LeaseEntry]
+class LeaseBook(Book[LeaseEntry]):
+    """`record(space, [(job id, attempt, lease end), ...])` for a claim about to be made."""
 
-
-class DueBuckets:
-    """Reading and removing buckets whose earliest lease has ended, one partition at a time
-    (the clock drains the partitions side by side)."""
-
-    PAGE = 100
-    """Buckets a read answers at most: their jobs are read in one call when each bucket
-    holds one (a batch read takes 100 keys), and removed in four (a batch write takes 25)."""
-
-    def __init__(self, db: Dynamo, shards: int = keys.LEASE_SHARDS) -> None:
-        self.db = db
-        self.shards = shards
-
-    def partitions(self) -> list[str]:
-        return keys.lease_partitions(self.shards)
-
-    def due(self, partition: str, now_ms: int, limit: int = PAGE) -> tuple[list[Bucket], bool]:
-        """The partition's due buckets, oldest first, at most `limit`; and whether more may be due."""
-        rows, more = self.db.query(
-            "pk = :pk AND sk <= :now",
-            vals={":pk": partition, ":now": f"{now_ms:013d}#~"},
-            limit=limit,
-            # A bucket written a moment ago and missed here is found on the next tick.
-            consistent=False,
+    def __init__(self, db: Dynamo, shards: int = keys.BOOK_SHARDS) -> None:
+        super().__init__(
+            db,
+            prefix=keys.LEASE_PREFIX,
+            shards=shards,
+            entry=LeaseEntry,
+            encode=encode,
+            decode=decode,
+            due_of=lambda e: e.lease_until_ms,
         )
-        found = [Bucket({"pk": r["pk"], "sk": r["sk"]}, r["space"], decode(r["jobs"])) for r in rows]
-        return found, more is not None
-
-    def remove(self, buckets: list[Bucket]) -> None:
-        self.db.batch_delete([b.key for b in buckets])

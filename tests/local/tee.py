@@ -145,7 +145,7 @@ def tee_runtime(clock: Clock, transport: httpx.AsyncBaseTransport | None = None)
         settings_cache_ms=0,
         allow_private_callbacks=True,
         unclaimed_every_ms=5_000,
-        lease_shards=keys.LOCAL_LEASE_SHARDS,
+        book_shards=keys.LOCAL_BOOK_SHARDS,
         callback_transport=transport,
     )
     return runtime, tee

@@ -14,7 +14,7 @@ import pytest
 from shared import limits
 from shared.clock import ManualClock
 from shared.runtime import Runtime
-from shared.store import deadlines, keys
+from shared.store import deadlines
 from tests.support import Api, Background
 
 SPACE = "/v1/spaces/work"
@@ -41,7 +41,7 @@ def report(api: Api, job_id: str, attempt: int, **parts: Any) -> dict[str, Any]:
 
 def deadline_buckets(rt: Runtime) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    for partition in keys.deadline_partitions():
+    for partition in rt.jobs.deadlines.partitions():
         found, _ = rt.db.query("pk = :pk", vals={":pk": partition}, limit=1000, consistent=True)
         rows += found
     return rows

@@ -8,7 +8,7 @@ import pytest
 
 from shared.clock import ManualClock
 from shared.runtime import Runtime
-from shared.store import keys, leases
+from shared.store import books, keys
 from tests.support import Api, Background
 
 JOBS = "/v1/spaces/work/jobs"
@@ -126,8 +126,8 @@ def test_the_clock_drains_the_whole_lease_book_in_one_tick(
     rt: Runtime, api: Api, bg: Background, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """However many claims a minute brings, one tick sees every due lease (a page at a time)."""
-    due = rt.sweeper.buckets.due
-    monkeypatch.setattr(rt.sweeper.buckets, "due", lambda p, now: due(p, now, limit=1))  # tiny pages
+    due = rt.leases.due
+    monkeypatch.setattr(rt.leases, "due", lambda p, now: due(p, now, limit=1))  # tiny pages
     api.post(JOBS, [{"name": "n", "maxAttempts": 1}] * 20)
     for _ in range(20):
         claim(api, leaseMs=1_000)
@@ -139,7 +139,7 @@ def test_a_bucket_seen_twice_expires_its_attempt_once(
     rt: Runtime, api: Api, bg: Background, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A repeated or overlapping tick (the bucket still there) changes nothing the second time."""
-    monkeypatch.setattr(rt.sweeper.buckets, "remove", lambda buckets: None)
+    monkeypatch.setattr(rt.leases, "remove", lambda buckets: None)
     job_id = api.post(JOBS, {"name": "n", "backoffMs": 60_000}).body["id"]
     claim(api, leaseMs=1_000)
     clock.advance(1_000)
@@ -185,15 +185,15 @@ def test_the_clock_drains_every_partition_of_the_lease_book(
 
     def one_bucket_a_job_in_partition_after_partition(space: str, claims: list) -> None:
         for n, one in enumerate(claims):
-            monkeypatch.setattr(leases.random, "randrange", lambda _shards, n=n: n)
+            monkeypatch.setattr(books.random, "randrange", lambda _shards, n=n: n)
             record(space, [one])
 
     monkeypatch.setattr(rt.leases, "record", one_bucket_a_job_in_partition_after_partition)
     api.post(JOBS, [{"name": "n", "maxAttempts": 1}] * shards)
     api.post(f"{JOBS}:claim", {"count": shards, "leaseMs": 1_000})
-    partitions = keys.lease_partitions(shards)
+    partitions = keys.book_partitions(keys.LEASE_PREFIX, shards)
     used = {pk for pk in partitions if rt.db.query("pk = :pk", vals={":pk": pk})[0]}
-    assert len(used) == shards == keys.LOCAL_LEASE_SHARDS
+    assert len(used) == shards == keys.LOCAL_BOOK_SHARDS
     clock.advance(1_000)
     assert bg.tick()["expired"] == shards
     assert not any(rt.db.query("pk = :pk", vals={":pk": pk})[0] for pk in partitions)

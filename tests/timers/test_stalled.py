@@ -71,7 +71,7 @@ def test_a_clock_tick_delivered_twice_stalls_the_job_once(
 ) -> None:
     """The same tick twice (the lease book's bucket still there the second time), then a late
     one: one stall, one counted failure, never a retry."""
-    monkeypatch.setattr(rt.sweeper.buckets, "remove", lambda buckets: None)
+    monkeypatch.setattr(rt.leases, "remove", lambda buckets: None)
     job_id = at_most_once(api, maxAttempts=3)
     claim(api, leaseMs=1_000)
     clock.advance(1_000)
