@@ -51,12 +51,8 @@ def wait_for_start(worker: subprocess.Popen[str], job_id: str) -> None:
     pytest.fail("the worker exited before its handler started")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_signal_releases_the_jobs_a_worker_still_holds_after_the_grace_period(
-    dev: DevServer, client: Emit, space: str, sig: signal.Signals
-) -> None:
-    job_id = client.jobs.create("shutdown", max_attempts=1).id
-    worker = start_worker(dev, space, grace=0.5, handler_seconds=60)
+def stopped_cleanly(worker: subprocess.Popen[str], job_id: str, sig: signal.Signals = signal.SIGTERM) -> str:
+    """Signal the worker once its handler has started; its output, once it has exited 0."""
     try:
         wait_for_start(worker, job_id)
         worker.send_signal(sig)
@@ -64,6 +60,16 @@ def test_a_signal_releases_the_jobs_a_worker_still_holds_after_the_grace_period(
     finally:
         worker.kill()
     assert worker.returncode == 0, output
+    return output
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_releases_the_jobs_a_worker_still_holds_after_the_grace_period(
+    dev: DevServer, client: Emit, space: str, sig: signal.Signals
+) -> None:
+    job_id = client.jobs.create("shutdown", max_attempts=1).id
+    worker = start_worker(dev, space, grace=0.5, handler_seconds=60)
+    output = stopped_cleanly(worker, job_id, sig)
     assert f"stopped {job_id} shutdown" in output and "exited" in output
     job = client.jobs.get(job_id)
     assert (job.status, job.attempt, job.failures) == ("pending", 1, 0)  # released: the attempt isn't counted
@@ -75,13 +81,7 @@ def test_a_signal_lets_a_running_handler_finish_within_the_grace_period(
 ) -> None:
     job_id = client.jobs.create("shutdown").id
     worker = start_worker(dev, space, grace=20, handler_seconds=1)
-    try:
-        wait_for_start(worker, job_id)
-        worker.send_signal(signal.SIGTERM)
-        output, _ = worker.communicate(timeout=PATIENCE_S)
-    finally:
-        worker.kill()
-    assert worker.returncode == 0, output
+    output = stopped_cleanly(worker, job_id)
     assert f"stopped {job_id} finished" in output
     job = client.jobs.get(job_id)
     assert (job.status, job.result) == ("completed", "finished in time")
@@ -94,13 +94,7 @@ def test_a_signal_waits_for_told_handlers_to_return_before_the_process_exits(
     and the process exits only after the handler has returned (its result dropped)."""
     job_id = client.jobs.create("shutdown", max_attempts=1).id
     worker = start_worker(dev, space, grace=0.2, handler_seconds=60, linger=1.0)
-    try:
-        wait_for_start(worker, job_id)
-        worker.send_signal(signal.SIGTERM)
-        output, _ = worker.communicate(timeout=PATIENCE_S)
-    finally:
-        worker.kill()
-    assert worker.returncode == 0, output
+    output = stopped_cleanly(worker, job_id)
     stopped = output.find(f"stopped {job_id} shutdown")
     assert 0 <= stopped < output.find("exited"), output
     job = client.jobs.get(job_id)
@@ -114,13 +108,7 @@ def test_a_signal_fails_an_at_most_once_job_whose_handler_started_rather_than_re
     the worker stopped, whatever attempts it has left."""
     job_id = client.jobs.create("shutdown", max_attempts=5, guarantee="at_most_once").id
     worker = start_worker(dev, space, grace=0.2, handler_seconds=60)
-    try:
-        wait_for_start(worker, job_id)
-        worker.send_signal(signal.SIGTERM)
-        output, _ = worker.communicate(timeout=PATIENCE_S)
-    finally:
-        worker.kill()
-    assert worker.returncode == 0, output
+    output = stopped_cleanly(worker, job_id)
     assert f"stopped {job_id} shutdown" in output
     job = client.jobs.get(job_id)
     assert (job.status, job.error, job.attempt, job.guarantee) == (
