@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import os
+import re
+import secrets
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from emit import Emit
 from xdist.scheduler import LoadScopeScheduling
 
 from devserver.wiring import LOCAL_ENV
@@ -17,7 +20,7 @@ from tests.support import Api, LocalAws
 os.environ.update(LOCAL_ENV)
 
 
-BROWSER_MODULES = ("tests/browser/test_dashboard_browser.py", "tests/e2e/test_follow_page.py")
+BROWSER_MODULES = ("tests/browser/test_dashboard_browser.py", "tests/browser/test_follow_page.py")
 """Modules driving Chromium through Playwright's sync API, which runs an event loop in the
 worker's thread while the browser is open: each module's tests run together, one after
 another, and its browser is closed at the module's end (before another test's loop runs)."""
@@ -93,3 +96,16 @@ def api(admin_token: str) -> Api:
 
 def mint(rt: Runtime, scopes: list[str], spaces: list[str] | None = None) -> str:
     return str(rt.tokens.mint(NewToken.model_validate({"scopes": scopes, "spaces": spaces}))["token"])
+
+
+@pytest.fixture
+def space(request: pytest.FixtureRequest) -> str:
+    """A space no other test uses, named after the test so a failure is easy to look into."""
+    name = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower()).strip("-")
+    return f"{name[:40]}-{secrets.token_hex(3)}"
+
+
+@pytest.fixture
+def client(dev: DevServer, space: str) -> Iterator[Emit]:
+    with Emit(dev.url, dev.token, space) as client:
+        yield client

@@ -8,15 +8,12 @@ Screenshots of the main views go to `build/screenshots/` (not committed)."""
 from __future__ import annotations
 
 import os
-import re
-import secrets
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from emit import Emit
 
 from tests.dev import DevServer
 
@@ -76,18 +73,6 @@ def page(browser: Any) -> Iterator[Any]:
     yield page
     context.close()
     assert not errors, f"the page reported errors: {errors}"
-
-
-@pytest.fixture
-def space(request: pytest.FixtureRequest) -> str:
-    name = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower()).strip("-")
-    return f"{name[:40]}-{secrets.token_hex(3)}"
-
-
-@pytest.fixture
-def client(dev: DevServer, space: str) -> Iterator[Emit]:
-    with Emit(dev.url, dev.token, space) as client:
-        yield client
 
 
 def shot(page: Any, name: str) -> None:

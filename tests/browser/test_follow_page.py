@@ -2,13 +2,12 @@
 
 The page is served from an origin of its own (another port), so its `fetch` of the follow
 link is cross-origin, as on a customer's status page: CORS has to let it through.
-Chromium is Debian's (`/usr/bin/chromium`), driven by the `playwright` package; where
-either is missing the test skips, unless EMIT_REQUIRE_BROWSER=1 makes that a failure.
+The browser is the one of `tests/browser/conftest.py` (Debian's Chromium, skipped or
+failed as it says).
 """
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from collections.abc import Iterator
@@ -20,17 +19,13 @@ from urllib.parse import quote
 import pytest
 from emit import Emit
 
+from tests.browser.conftest import require_browser, shot
 from tests.dev import DevServer
 from tests.support import PATIENCE_S
 
-try:
-    from playwright.sync_api import Browser, Page, sync_playwright
-except ImportError:  # the test skips (or fails, where a browser is required)
-    sync_playwright = None  # type: ignore[assignment]
+require_browser()
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-CHROMIUM = Path("/usr/bin/chromium")
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
 
 
 def follow_page() -> str:
@@ -40,23 +35,6 @@ def follow_page() -> str:
     )
     assert block, "README.md has no follow-page block"
     return block.group(1)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    missing = None
-    if sync_playwright is None:
-        missing = "the playwright package is not installed"
-    elif not CHROMIUM.exists():
-        missing = f"no Chromium at {CHROMIUM} (apt-get install chromium)"
-    if missing:
-        if os.environ.get("EMIT_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"browser tests: {missing}, and EMIT_REQUIRE_BROWSER=1")
-        pytest.skip(f"browser tests skipped: {missing}")
-    with sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=str(CHROMIUM))
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +64,7 @@ def test_the_readme_page_is_ten_lines() -> None:
     assert len(follow_page().strip().splitlines()) == 10
 
 
-def _shows(page: Page, state: str, percent: float) -> None:
+def _shows(page: Any, state: str, percent: float) -> None:
     page.wait_for_function(
         "([state, percent]) => document.getElementById('state').textContent === state"
         " && document.getElementById('bar').value === percent",
@@ -96,7 +74,7 @@ def _shows(page: Page, state: str, percent: float) -> None:
 
 
 def test_the_readme_page_shows_a_jobs_progress_from_its_follow_link(
-    dev: DevServer, browser: Browser, page_origin: str
+    dev: DevServer, browser: Any, page_origin: str
 ) -> None:
     with Emit(dev.url, dev.token, "follow-page") as client:
         created = client.jobs.create("render", {"frames": 240})
@@ -113,14 +91,13 @@ def test_the_readme_page_shows_a_jobs_progress_from_its_follow_link(
             [{"id": held.id, "attempt": held.attempt, "progress": {"percent": 100}, "complete": {}}]
         )
         _shows(page, "COMPLETED", 100)
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / "follow-page.png"))
+        shot(page, "follow-page")
         assert errors == []
         page.close()
 
 
 def test_the_readme_page_says_when_a_link_is_not_valid(
-    dev: DevServer, browser: Browser, page_origin: str
+    dev: DevServer, browser: Any, page_origin: str
 ) -> None:
     with Emit(dev.url, dev.token, "follow-page") as client:
         link = client.jobs.follow_link(client.jobs.create("render").id, ttl=600)
