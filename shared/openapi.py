@@ -101,6 +101,18 @@ class Operation:
 
 
 CLIENT = (400, 401, 403)
+IDS_BODY = {
+    "anyOf": [
+        {
+            "type": "array",
+            "items": {"type": "string"},
+            "minItems": 1,
+            "maxItems": limits.MAX_CANCELS_PER_REQUEST,
+        },
+        _ref(CancelIds),
+    ]
+}
+"""Job ids, as an array or `{"ids": [...]}`: what a cancel and a retry take."""
 """Every route with a token, a space or a body can be refused for each."""
 
 OPERATIONS: dict[str, Operation] = {
@@ -158,34 +170,14 @@ OPERATIONS: dict[str, Operation] = {
         "admin",
         answers.Outcomes,
         CLIENT,
-        body={
-            "anyOf": [
-                {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "minItems": 1,
-                    "maxItems": limits.MAX_CANCELS_PER_REQUEST,
-                },
-                _ref(CancelIds),
-            ]
-        },
+        body=IDS_BODY,
     ),
     "retry_jobs": Operation(
-        "Retry failed jobs by id: a new job for each, at most once",
+        "Retry failed or stalled jobs by id: a new job for each, at most once",
         "admin",
         answers.RetryOutcomes,
         (*CLIENT, 429),
-        body={
-            "anyOf": [
-                {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "minItems": 1,
-                    "maxItems": limits.MAX_CANCELS_PER_REQUEST,
-                },
-                _ref(CancelIds),
-            ]
-        },
+        body=IDS_BODY,
         description="Each failed job gets a new job with its name, payload and options (not its "
         "key) and `retryOf` naming it; the old job does not change. A job already retried answers "
         "the same new job as `DUPLICATE`. The new jobs count against `maxInFlight` as any create.",
