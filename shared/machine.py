@@ -205,6 +205,9 @@ class Job:
     result: Any = None
     retry_of: str | None = None
     """The failed job this one was made from by `jobs:retry` (`shared.retry`)."""
+    lapsed_attempt: int | None = None
+    """The last attempt whose lease ended without a report (`expire`): that attempt's worker
+    lost its hold, so its later reports are STALE, even while no other attempt holds the job."""
 
 
 @dataclass(frozen=True)
@@ -312,13 +315,18 @@ class Transition:
 RUNNING_ONLY = frozenset({JobStatus.RUNNING})
 
 
-def refusal(status: JobStatus, *, attempt: int, reported_attempt: int) -> str | None:
+def refusal(
+    status: JobStatus, *, attempt: int, reported_attempt: int, lapsed_attempt: int | None = None
+) -> str | None:
     """Why a worker's report for `reported_attempt` cannot speak for a job in `status` at
     `attempt`, as the workers page names it; None when it can. Finished beats stale: a
-    cancelled job tells any worker to stop."""
+    cancelled job tells any worker to stop. An attempt whose lease ran out (`lapsed_attempt`)
+    is STALE, as the page says of "a later report from the first worker", even while the
+    job waits its backoff and no other attempt holds it yet; NOT_RUNNING is for an attempt
+    its own worker gave up (a release, a reported failure)."""
     if status.is_final:
         return "ALREADY_FINISHED"
-    if attempt != reported_attempt:
+    if attempt != reported_attempt or reported_attempt == lapsed_attempt:
         return "STALE"
     if status != JobStatus.RUNNING:
         return "NOT_RUNNING"
@@ -525,7 +533,8 @@ def expire(job: Job, *, now_ms: int, rand: float, retention: Retention, aging_ms
         aging_ms=aging_ms,
         guard=guard,
     )
-    return dataclasses.replace(transition, name="expire", guard=guard)
+    changes = transition.changes | {"lapsed_attempt": job.attempt}
+    return dataclasses.replace(transition, name="expire", guard=guard, changes=changes)
 
 
 def stall(job: Job, *, now_ms: int, retention: Retention) -> Transition:

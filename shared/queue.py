@@ -47,7 +47,7 @@ from shared.schema import NewJob, Report, dump_json, parse
 from shared.spaces import Settings, SpaceSettings
 from shared.spread import Spreader
 from shared.store.blobs import ITEM_BUDGET, PLACES, Packed, pack, replacing
-from shared.store.codec import UpdateBuilder, approximate_size, expired, job_item, purged
+from shared.store.codec import LAPSED, UpdateBuilder, approximate_size, expired, job_item, purged
 from shared.store.counters import Owner
 from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import ConditionFailed, Item
@@ -687,7 +687,12 @@ class Queue:
             return "NOT_FOUND"
         if expired(item, now):
             return "EXPIRED"
-        return refusal(JobStatus(item["status"]), attempt=item["attempt"], reported_attempt=report.attempt)
+        return refusal(
+            JobStatus(item["status"]),
+            attempt=item["attempt"],
+            reported_attempt=report.attempt,
+            lapsed_attempt=item.get(LAPSED),
+        )
 
     def _journal(self, space: str, report: Report, item: Item, now: int, *, with_event: bool) -> None:
         if report.lines:

@@ -25,6 +25,8 @@ GUARANTEE = "guarantee"
 """The job item's guarantee, present only when not AT_LEAST_ONCE."""
 EXPIRES_AT = "expiresAt"
 """The job item's deadline (ms), present only on a job that has one."""
+LAPSED = "lapsedAttempt"
+"""The job item's last attempt whose lease ended without a report (present once one has)."""
 HOLDS = "holds"
 """The job item's string set of the holds it has (`shared.machine.Hold` tags)."""
 
@@ -35,6 +37,7 @@ _ATTRIBUTE = {
     "lease_until_ms": "leaseUntilMs",
     "ready_at_ms": "readyAtMs",
     "finished_at_ms": "finishedAtMs",
+    "lapsed_attempt": LAPSED,
 }
 
 
@@ -153,6 +156,7 @@ def job_from_item(
         payload=payload,
         result=result,
         retry_of=item.get("retryOf"),
+        lapsed_attempt=item.get(LAPSED),
     )
 
 

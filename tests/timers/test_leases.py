@@ -39,6 +39,31 @@ def test_a_silent_worker_loses_the_attempt_and_the_next_worker_gets_the_job(
     assert late.body["outcomes"][0]["rejection"]["reason"] == "STALE"
 
 
+def test_a_late_report_while_the_job_waits_its_backoff_after_a_lease_ended_is_stale(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    """The workers page: if a lease runs out, "a later report from the first worker is
+    answered STALE" (not NOT_RUNNING, though nobody holds the job yet)."""
+    job_id = api.post(JOBS, {"name": "n", "backoffMs": 60_000}).body["id"]
+    first = claim(api, leaseMs=10_000)
+    clock.advance(10_000)
+    bg.tick()
+    assert api.get(f"{JOBS}/{job_id}").body["status"] == "PENDING"
+    for ending in ({"touch": {}}, {"complete": {}}, {"fail": {"error": "x"}}, {"release": {}}):
+        late = api.post(f"{JOBS}:report", {"id": job_id, "attempt": first["attempt"], **ending})
+        assert late.body["outcomes"][0]["rejection"]["reason"] == "STALE", ending
+    job = api.get(f"{JOBS}/{job_id}").body
+    assert (job["status"], job["failures"], job["attempt"]) == ("PENDING", 1, 1), (
+        "the reports changed nothing"
+    )
+    clock.advance(60_000)
+    second = claim(api)
+    assert (second["id"], second["attempt"]) == (job_id, 2)
+    api.post(f"{JOBS}:report", {"id": job_id, "attempt": 2, "release": {}})
+    again = api.post(f"{JOBS}:report", {"id": job_id, "attempt": 2, "touch": {}})
+    assert again.body["outcomes"][0]["rejection"]["reason"] == "NOT_RUNNING", "a release is still not STALE"
+
+
 def test_out_of_attempts_the_job_fails_and_leaves_the_in_flight_count(
     api: Api, bg: Background, clock: ManualClock
 ) -> None:

@@ -153,18 +153,39 @@ def test_cancel_applies_to_anything_unfinished() -> None:
 
 
 @pytest.mark.parametrize(
-    ("status", "attempt", "reported", "reason"),
+    ("status", "attempt", "reported", "lapsed", "reason"),
     [
-        (JobStatus.RUNNING, 2, 2, None),
-        (JobStatus.RUNNING, 3, 2, "STALE"),
-        (JobStatus.PENDING, 2, 2, "NOT_RUNNING"),
-        (JobStatus.PENDING, 3, 2, "STALE"),
-        (JobStatus.COMPLETED, 2, 2, "ALREADY_FINISHED"),
-        (JobStatus.CANCELLED, 3, 2, "ALREADY_FINISHED"),
+        (JobStatus.RUNNING, 2, 2, None, None),
+        (JobStatus.RUNNING, 3, 2, None, "STALE"),
+        (JobStatus.PENDING, 2, 2, None, "NOT_RUNNING"),
+        (JobStatus.PENDING, 3, 2, None, "STALE"),
+        # Its lease ran out: the worker page's "a later report from the first worker is
+        # answered STALE", even while the job waits its backoff with nobody holding it.
+        (JobStatus.PENDING, 2, 2, 2, "STALE"),
+        (JobStatus.PENDING, 2, 2, 1, "NOT_RUNNING"),
+        (JobStatus.RUNNING, 2, 2, 1, None),
+        (JobStatus.COMPLETED, 2, 2, None, "ALREADY_FINISHED"),
+        (JobStatus.FAILED, 2, 2, 2, "ALREADY_FINISHED"),
+        (JobStatus.CANCELLED, 3, 2, None, "ALREADY_FINISHED"),
     ],
 )
-def test_why_a_report_is_refused(status: JobStatus, attempt: int, reported: int, reason: str | None) -> None:
-    assert machine.refusal(status, attempt=attempt, reported_attempt=reported) == reason
+def test_why_a_report_is_refused(
+    status: JobStatus, attempt: int, reported: int, lapsed: int | None, reason: str | None
+) -> None:
+    assert (
+        machine.refusal(status, attempt=attempt, reported_attempt=reported, lapsed_attempt=lapsed) == reason
+    )
+
+
+def test_an_expired_lease_marks_its_attempt_lapsed_and_a_release_or_failure_does_not() -> None:
+    """Only the clock's expire says the attempt's worker lost its hold (its reports: STALE)."""
+    retried = machine.expire(running(), now_ms=100_000, rand=0, retention=RETENTION, aging_ms=AGING)
+    assert (retried.to, retried.changes["lapsed_attempt"]) == (JobStatus.PENDING, 2)
+    given_up = [
+        fail(running(), now_ms=100),
+        machine.release(attempt=2, now_ms=100, priority=0, aging_ms=AGING),
+    ]
+    assert all("lapsed_attempt" not in t.changes for t in given_up)
 
 
 def test_every_transition_that_finishes_a_job_marks_it_for_the_clocks_callback_look() -> None:
