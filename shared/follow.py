@@ -51,6 +51,7 @@ POLL_MAX_MS = 1_000
 
 _SPACE = re.compile(SPACE_PATTERN)
 _NOT_VALID = "token: the follow link is not valid"
+_EXPIRED = "token: the follow link has expired"
 
 
 @dataclass(frozen=True)
@@ -92,16 +93,20 @@ class FollowLinks:
         if not (_SPACE.fullmatch(space) and is_ulid(job_id) and expires.isascii() and expires.isdigit()):
             raise Unauthenticated(_NOT_VALID)
         if int(expires) <= self.clock.now_ms():
-            raise Unauthenticated("token: the follow link has expired")
+            raise Unauthenticated(_EXPIRED)
         return Link(space, job_id, int(expires))
 
     # -- following --------------------------------------------------------------------
 
     def follow(self, token: str, *, after_seq: int, wait_ms: int, version: str | None) -> dict[str, Any]:
         """The job as its follower sees it, with its lines from `after_seq`. Given the
-        `version` of the last answer, waits up to `wait_ms` for the job to change."""
+        `version` of the last answer, waits up to `wait_ms` for the job to change.
+
+        Never past the link's expiry: a wait that reaches it with nothing new answers as the
+        link does from then on (`401`, expired), rather than show the job once more to a
+        holder whose capability has ended."""
         link = self.open(token)
-        deadline = self.clock.now_ms() + min(wait_ms, limits.MAX_FOLLOW_WAIT_MS)
+        deadline = min(self.clock.now_ms() + min(wait_ms, limits.MAX_FOLLOW_WAIT_MS), link.expires_at_ms)
         item = self._item(link.space, link.job_id, consistent=False)
         # Lines already there (the last answer was a full page, or they landed after the job's
         # write it saw) answer at once.
@@ -113,6 +118,8 @@ class FollowLinks:
                 break
             self.clock.sleep(min(pause, deadline - now) / 1000)
             pause = min(pause * 2, POLL_MAX_MS)
+            if self.clock.now_ms() >= link.expires_at_ms:
+                raise Unauthenticated(_EXPIRED)
             item = self._item(link.space, link.job_id, consistent=False)
             if _version(item) != version:
                 lines = self._lines(link, item, after_seq)

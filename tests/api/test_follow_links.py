@@ -233,6 +233,21 @@ def test_a_wait_answers_as_soon_as_the_job_changes(api: Api, rt: Runtime, clock:
     assert 3_000 <= clock.now_ms() - started <= 4_000, "seen within a second of the change"
 
 
+def test_a_wait_begun_before_the_link_expires_ends_at_its_expiry_as_an_expired_link(
+    api: Api, clock: ManualClock
+) -> None:
+    """A 60 s link, a 25 s wait sent at +50 s: it ends at +60 s, answered as the link is
+    from then on (401, expired), never with the job after the capability has ended."""
+    job_id = api.created(SPACE, "a")
+    made = link(api, job_id, {"ttlMs": 60_000})
+    version = follow(api, made["token"]).body["version"]
+    clock.advance(50_000)
+    late = follow(api, made["token"], waitMs=25_000, version=version)
+    assert (late.status, late.body["message"]) == (401, "token: the follow link has expired")
+    assert clock.now_ms() == made["expiresAtMs"], "the wait ended at the link's expiry, not at waitMs"
+    assert follow(api, made["token"]).status == 401
+
+
 def test_a_wait_answers_at_once_when_lines_are_there_already(api: Api, clock: ManualClock) -> None:
     job_id = api.created(SPACE, "a")
     token = link(api, job_id)["token"]
