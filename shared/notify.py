@@ -36,7 +36,7 @@ from ulid import ULID
 from shared import limits
 from shared.clock import Clock
 from shared.machine import KEPT_AS_FAILED, JobStatus
-from shared.schema import NewJob, dump_json
+from shared.schema import NewJob, dump_json, nesting_within
 from shared.store.dynamo import Item
 
 if TYPE_CHECKING:
@@ -109,8 +109,11 @@ def due(destinations: list[Destination], item: Item) -> list[Destination]:
 
 
 def notice(kind: Kind, item: Item, error: str | None, result: Any) -> dict[str, Any]:
-    """The notice's payload, as the contract lists it. A result too large to go in a
-    payload beside the rest is left out (null, with `resultOmitted`): the job has it."""
+    """The notice's payload, as the contract lists it, within the limits of any payload. A
+    result that would take it past them is left out (null, with `resultOmitted`): the job
+    has it. That is a result too large to go beside the rest, or one nested so deep (the
+    64 levels a result may have) that inside the notice it would be a level too deep: a
+    payload no create accepts, and that `jobs:retry` could then not copy."""
     status = str(item["status"])
     body: dict[str, Any] = {
         "jobId": item["sk"],
@@ -122,7 +125,7 @@ def notice(kind: Kind, item: Item, error: str | None, result: Any) -> dict[str, 
         "result": result if kind == "onSettled" and status == JobStatus.COMPLETED.value else None,
         "failedAtMs" if kind == "onFailure" else "settledAtMs": int(item["finishedAtMs"]),
     }
-    if len(dump_json(body)) > limits.MAX_PAYLOAD_BYTES:
+    if not nesting_within(body, limits.MAX_JSON_DEPTH) or len(dump_json(body)) > limits.MAX_PAYLOAD_BYTES:
         body["result"] = None
         body["resultOmitted"] = True
     return body
@@ -173,8 +176,8 @@ class Notifier:
                 json.loads(result) if result is not None else None,
             )
             made_id = notice_id(space, str(item["sk"]), destination.kind, int(item["finishedAtMs"]))
-            # Built, not validated: the name was checked when set, and the notice wraps a
-            # result that was checked when reported (one level deeper than it was).
+            # Built, not validated: the name was checked when set, and the notice is within
+            # a payload's limits (`notice`) around a result checked when reported.
             request = NewJob.model_construct(name=destination.name, payload=body)
             made.append(self.queue.notify(space, request, made_id))
         return made

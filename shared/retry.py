@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared import render
+from shared.errors import InvalidArgument
 from shared.ids import is_ulid
 from shared.machine import RETRYABLE, Job, JobStatus
 from shared.queue import Queue
@@ -67,7 +68,15 @@ def retry(queue: Queue, space: str, ids: list[str]) -> list[dict[str, Any]]:
     for item, raw in zip(fresh, payloads, strict=True):
         old = queue.jobs.load(space, item, bodies=False)
         at = first[old.id]
-        request = parse(NewJob, _request(old, raw), at=f"ids[{at}]")
+        try:
+            request = _checked(queue, old, raw)
+        except InvalidArgument as refused:
+            # This job alone cannot be made again (it was made under rules since tightened):
+            # answered for its id, as every other refusal is, and the rest are retried.
+            outcomes[at] = render.rejection(
+                "NOT_RETRYABLE", f"job {old.id} cannot be retried: {refused.message}"
+            )
+            continue
         wanted.append(_Wanted(at, old.id, request, RetryOf(old.id, item.get("ttl"))))
     if wanted:
         made = queue.create(
@@ -86,6 +95,15 @@ def retry(queue: Queue, space: str, ids: list[str]) -> list[dict[str, Any]]:
             assert earlier is not None
             outcomes[at] = _outcome(earlier["id"], old_id, new=False)
     return [o for o in outcomes if o is not None]
+
+
+def _checked(queue: Queue, old: Job, raw: bytes | None) -> NewJob:
+    """The retry's create request, checked by the rules of a create that are the job's own
+    (its fields, its callback's address), so one job that breaks them is refused alone."""
+    request = parse(NewJob, _request(old, raw))
+    if request.callback is not None:
+        queue.targets.check_url(request.callback.url)
+    return request
 
 
 def _request(old: Job, raw: bytes | None) -> dict[str, Any]:

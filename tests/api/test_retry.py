@@ -10,6 +10,7 @@ import pytest
 
 from shared.clock import ManualClock
 from shared.runtime import Runtime
+from shared.schema import NewJob
 from shared.store import keys
 from tests.conftest import mint
 from tests.support import Api
@@ -156,6 +157,29 @@ def test_only_failed_jobs_are_retried_and_unknown_ones_are_not_found(api: Api) -
         == f"job {done} is COMPLETED: only failed or stalled jobs are retried"
     )
     assert outcomes[6]["outcome"] == "NEW" and outcomes[6]["retryOf"] == old
+
+
+def test_a_job_no_create_could_make_again_is_not_retryable_and_the_others_are_retried(
+    api: Api, rt: Runtime
+) -> None:
+    """A failed job with a payload 65 levels deep (made, as notices once were, past the
+    checks of a create) cannot be copied: it answers NOT_RETRYABLE for its own id, naming
+    the field, and the ids beside it are retried (the request is not refused whole)."""
+    deep: Any = "x"
+    for _ in range(65):
+        deep = [deep]
+    [made] = rt.queue.create("redo", [NewJob.model_construct(name="deep", payload=deep)], batch=False)
+    assert api.claimed(SPACE, names=["deep"]) == [made.id]
+    report = {"id": made.id, "attempt": 1, "fail": {"error": "boom", "unrecoverable": True}}
+    assert api.post(f"{JOBS}:report", report).body["outcomes"] == [{"status": "FAILED"}]
+    before, after = failed(api), failed(api)
+    outcomes = retry(api, before, made.id, after)
+    assert [o.get("outcome") for o in outcomes] == ["NEW", None, "NEW"]
+    assert outcomes[1]["rejection"] == {
+        "reason": "NOT_RETRYABLE",
+        "message": f"job {made.id} cannot be retried: payload: must be nested at most 64 levels deep",
+    }
+    assert [o["retryOf"] for o in (outcomes[0], outcomes[2])] == [before, after]
 
 
 def test_a_job_past_its_retention_is_not_found(api: Api, clock: ManualClock) -> None:

@@ -300,6 +300,31 @@ def test_a_result_too_large_for_the_notice_is_left_out(monkeypatch: pytest.Monke
     assert big["result"] is None and big["resultOmitted"] is True and big["settledAtMs"] == 5
 
 
+def test_a_notice_of_a_result_at_the_depth_limit_stays_within_it_and_can_be_retried(
+    api: Api, bg: Background
+) -> None:
+    """A result may be 64 levels deep; the notice wrapping it would be 65, deeper than any
+    payload a create accepts. The result is left out instead (the job has it), so the
+    notice is a job like any other: when it fails, `jobs:retry` copies it."""
+    settings(api, onSettled={"name": "audit", "statuses": ["COMPLETED"]})
+    deep: Any = "bottom"
+    for _ in range(64):
+        deep = [deep]
+    job_id = ending(api, {"complete": {"result": deep}})
+    assert api.get(f"{JOBS}/{job_id}").body["result"] == deep, "the job keeps its whole result"
+    bg.stream()
+    [audit] = notices(api, "audit")
+    assert audit["payload"]["jobId"] == job_id
+    assert (audit["payload"]["result"], audit["payload"]["resultOmitted"]) == (None, True)
+    [held] = api.post(f"{JOBS}:claim", {"count": 1, "names": ["audit"]}).body["jobs"]
+    failing = {"id": audit["id"], "attempt": held["attempt"], "fail": {"error": "x", "unrecoverable": True}}
+    assert api.post(f"{JOBS}:report", failing).body["outcomes"] == [{"status": "FAILED"}]
+    answer = api.post(f"{JOBS}:retry", [audit["id"]])
+    assert answer.status == 200 and answer.body["outcomes"][0]["outcome"] == "NEW", answer
+    again = api.get(f"{JOBS}/{answer.body['outcomes'][0]['id']}").body
+    assert again["payload"] == audit["payload"]
+
+
 def test_a_stalled_job_sends_a_failure_notice_and_notices_skip_the_names_defaults(
     api: Api, bg: Background, clock: ManualClock
 ) -> None:
