@@ -56,7 +56,12 @@ class GatewayHandler(BaseHTTPRequestHandler):
             int(answer.get("statusCode", 200)), answer.get("headers") or {}, gateway.response_body(answer)
         )
 
-    do_GET = do_POST = do_PATCH = do_DELETE = do_PUT = _serve
+    def __getattr__(self, name: str) -> Any:
+        """Every method is served, so one no route takes (`TRACE`, `OPTIONS`, ...) is the
+        gateway's 404, as on AWS, not the standard library's 501 page."""
+        if name.startswith("do_"):
+            return self._serve
+        raise AttributeError(name)
 
     def _send(self, status: int, payload: Any) -> None:
         self._send_raw(status, {"content-type": "application/json"}, json.dumps(payload).encode())

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, CORSConfig, Response, content_types
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 
@@ -79,6 +80,14 @@ def make_app(cors: CORSConfig | None = None) -> HttpApp:
         else:
             body = Error.model_validate(body).shown()
         return Response(error.status, content_types.APPLICATION_JSON, wire.text(body), headers=headers)
+
+    @app.not_found
+    def _no_route(_: NotFoundError) -> Response:
+        # The gateway matched a route whose path part Powertools' own route pattern does not
+        # take (a quote, a backslash, a raw non-ASCII character): no such resource, as the
+        # gateway answers any path no route takes, never a fault (the catch-all below).
+        body = Error(code="NotFound", message="no such resource").shown()
+        return Response(404, content_types.APPLICATION_JSON, wire.text(body))
 
     @app.exception_handler(Exception)
     def _unexpected(error: Exception) -> Response:

@@ -326,14 +326,17 @@ def _content(schema: type[BaseModel] | dict[str, Any]) -> dict[str, Any]:
     return {"application/json": {"schema": _ref(schema) if isinstance(schema, type) else schema}}
 
 
-def _answers(op: Operation) -> dict[str, Any]:
+def _answers(op: Operation, *, with_path_parameters: bool) -> dict[str, Any]:
+    """The operation's answers; 404 on every route with a path part, which a path part no
+    route takes (a quote, a backslash, a raw non-ASCII character) is answered with."""
     out: dict[str, Any] = {}
     success: dict[str, Any] = {"description": op.summary}
     if op.answer is not None:
         (schema,) = _content(op.answer).values()
         success["content"] = dict.fromkeys(op.media, schema)
     out[str(op.status)] = success
-    for status in (*op.errors, 500):
+    errors = sorted({*op.errors, 404}) if with_path_parameters else op.errors
+    for status in (*errors, 500):
         error: dict[str, Any] = {
             "description": dict(op.error_text).get(status, ERROR_TEXT[status]),
             "content": _content(answers.Exhausted if status == 429 else answers.Error),
@@ -384,7 +387,7 @@ def _operation(route: Route) -> dict[str, Any]:
         out["parameters"] = parameters
     if op.body is not None:
         out["requestBody"] = {"required": True, "content": _content(op.body)}
-    out["responses"] = _answers(op)
+    out["responses"] = _answers(op, with_path_parameters="{" in route.path)
     if route.public:
         out["security"] = []
     return out

@@ -99,3 +99,25 @@ def test_a_fault_in_the_middle_of_a_report_batch_still_frees_the_finished_jobs_r
     assert failed.status == 500 and failed.body["code"] == "Internal"
     assert "the store failed" not in failed.body["message"], "a 500 never shows exception text"
     assert api.get("/v1/spaces/odd").body["inFlight"] == 0, "both jobs finished; neither holds room"
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/dashboard/a`b"),
+        ("GET", '/v1/follow/x"y'),
+        ("GET", "/v1/spaces/x/jobs/a\\b"),
+        ("GET", "/v1/spaces/x/jobs/\u00a9\u2192/lines"),
+        ("POST", '/v1/spaces/x"/jobs'),
+        ("PATCH", "/v1/spaces/x`"),
+        ("DELETE", "/v1/tokens/a\\b"),
+        ("GET", "/v1/spaces/x/names/\u2192/policy"),
+    ],
+)
+def test_a_path_part_the_handler_cannot_take_is_404_never_500(api: Api, method: str, path: str) -> None:
+    """The gateway's route takes any path part; Powertools' resolver does not take a quote,
+    a backtick, a backslash or raw non-ASCII. Such a request is no resource (404, as the
+    OpenAPI document says), with no token needed, never the 500 an alarm counts."""
+    for token in (None, True):
+        answer = api.request(method, path, token=token)
+        assert (answer.status, answer.body["code"]) == (404, "NotFound"), (token, answer)
