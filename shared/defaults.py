@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from shared.errors import InvalidArgument
 from shared.schema import JobDefaults, NewJob
 
 FIELDS = tuple(JobDefaults.model_fields)
@@ -67,3 +68,21 @@ def fill(request: NewJob, stored: Mapping[str, Any] | None) -> NewJob:
         return request
     typed = model.model_validate({"name": request.name, **missing})
     return request.model_copy(update={name: getattr(typed, name) for name in missing})
+
+
+def check(name: str, merged: Mapping[str, Any]) -> None:
+    """Refuse defaults (a name's, as they would stand after a PATCH) that a create sending
+    nothing else could not satisfy, naming `jobDefaults.<name>.<field>`. Each field already
+    has the job field's bounds; the one rule of a create that joins two of them is that a
+    deadline comes after the job's first time (`expiresInMs` past `delayMs`)."""
+    delay, expires = merged.get("delayMs"), merged.get("expiresInMs")
+    if delay is not None and expires is not None and expires <= delay:
+        raise InvalidArgument(
+            f"jobDefaults.{name}.expiresInMs: must be more than jobDefaults.{name}.delayMs ({delay}):"
+            " a job's deadline must be later than it can first run"
+        )
+
+
+def filled(before: NewJob, after: NewJob) -> frozenset[str]:
+    """The fields `fill` took from the name's defaults (for messages: "from jobDefaults")."""
+    return frozenset(f for f in FIELDS if getattr(before, f, None) != getattr(after, f, None))

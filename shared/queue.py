@@ -146,9 +146,12 @@ class Queue:
             )
         outcomes: list[Inserted | None] = [None] * len(requests)
         policies = self.policies.space(space)
+        defaulted: list[frozenset[str]] = [frozenset()] * len(requests)
         if apply_defaults:
             # Before any check: a default is checked and resolved as if the creator sent it.
+            sent = requests
             requests = [defaults.fill(r, policies.job_defaults.get(r.name)) for r in requests]
+            defaulted = [defaults.filled(b, a) for b, a in zip(sent, requests, strict=True)]
         records = self._new_records(
             space,
             requests,
@@ -159,6 +162,7 @@ class Queue:
             at=f"{field}[{{}}]." if batch else "",
             retry_of=retry_of,
             once=once,
+            defaulted=defaulted,
         )
         records, reservation = self._reserve(space, records, outcomes, settings, now, refuse=once is None)
         try:
@@ -203,6 +207,7 @@ class Queue:
         at: str,
         retry_of: Sequence[RetryOf] | None,
         once: str | None,
+        defaulted: Sequence[frozenset[str]],
     ) -> list[tuple[int, NewRecord]]:
         """Each request checked and resolved into what is written (by its place in the
         request); a key sent twice in one request is answered with its first job, in
@@ -221,6 +226,7 @@ class Queue:
                 width=policies.spread(request.name).width,
                 retry_of=retry_of[i] if retry_of is not None else None,
                 job_id=once,
+                defaulted=defaulted[i],
             )
             if request.key is not None and request.key in first_with_key:
                 outcomes[i] = Inserted(first_with_key[request.key], False)
@@ -301,13 +307,14 @@ class Queue:
         width: int,
         retry_of: RetryOf | None = None,
         job_id: str | None = None,
+        defaulted: frozenset[str] = frozenset(),
     ) -> NewRecord:
         """A request checked and resolved into what is written. `job_id`: the id it must
         have (a notice's, `shared.notify`), written only if no job has it (`NewRecord.once`)."""
         run_at = request.runAtMs if request.runAtMs is not None else now + (request.delayMs or 0)
         if run_at > now + limits.MAX_DELAY_MS:
             raise InvalidArgument(f"{at}runAtMs: must be at most a year ahead ({now + limits.MAX_DELAY_MS})")
-        expires_at = _deadline(request, now, run_at, at)
+        expires_at = _deadline(request, now, run_at, at, defaulted)
         if request.callback is not None:
             self.targets.check_url(request.callback.url, at=f"{at}callback.url")
         raw = dump_json(request.payload)
@@ -874,10 +881,13 @@ _REASONS = {
 }
 
 
-def _deadline(request: NewJob, now: int, run_at: int, at: str) -> int | None:
+def _deadline(
+    request: NewJob, now: int, run_at: int, at: str, defaulted: frozenset[str] = frozenset()
+) -> int | None:
     """The job's deadline from `expiresAtMs` or `expiresInMs` (None: it has none). It must be
     at most a year ahead, and after the job's first time: a job whose deadline comes first
-    could never run."""
+    could never run. `defaulted`: the fields its name's `jobDefaults` gave it, which a
+    message then says (the creator never sent them)."""
     if request.expiresAtMs is not None and request.expiresInMs is not None:
         raise InvalidArgument(f"{at}expiresInMs: give expiresAtMs or expiresInMs, not both")
     if request.expiresInMs is not None:
@@ -890,7 +900,9 @@ def _deadline(request: NewJob, now: int, run_at: int, at: str) -> int | None:
         raise InvalidArgument(f"{at}{field}: must be at most a year ahead ({now + limits.MAX_DELAY_MS})")
     if expires_at <= max(run_at, now):
         first = max(run_at, now)
-        raise InvalidArgument(f"{at}{field}: must be later than the job can first run ({first})")
+        given = [f"jobDefaults.{request.name}.{f}" for f in (field, "delayMs") if f in defaulted]
+        origin = f" ({' and '.join(given)} for its name)" if given else ""
+        raise InvalidArgument(f"{at}{field}: must be later than the job can first run ({first}){origin}")
     return expires_at
 
 

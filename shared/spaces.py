@@ -166,8 +166,14 @@ class SpaceSettings:
 
     def _patch_job_defaults(self, space: str, patch: dict[str, JobDefaults | None] | None) -> None:
         """Each name's defaults on its own item (listed first if new, as a policy's name)."""
+        items = self.store.whole(space)
         if patch is None:
-            patch = dict.fromkeys(job_defaults(self.store.whole(space)))
+            patch = dict.fromkeys(job_defaults(items))
+        for name, fields in patch.items():  # all checked before anything is written
+            if fields is not None:
+                current = (items.get(f"name#{name}") or {}).get("jobDefaults") or {}
+                merged = {**current, **defaults.patch_fields(fields)}
+                defaults.check(name, {k: v for k, v in merged.items() if v is not None})
         self.store.register_names(space, set(patch), self.clock.now_ms())
         for name, fields in patch.items():
             stored = defaults.patch_fields(fields) if fields is not None else None

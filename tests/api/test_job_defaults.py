@@ -189,3 +189,28 @@ def test_notification_jobs_can_skip_the_defaults(rt: Runtime, api: Api) -> None:
 def test_an_empty_backoff_default_sets_nothing(api: Api) -> None:
     assert set_defaults(api, {"mail": {"backoff": {}, "priority": 1}}) == {"mail": {"priority": 1}}
     assert job(api, api.created(SPACE, "mail"))["backoff"]["kind"] == "exponential"
+
+
+def test_defaults_no_create_could_satisfy_are_refused_at_patch_naming_the_default(api: Api) -> None:
+    """`delayMs` a year with `expiresInMs` 1 s: every plain create of the name would be a 400
+    naming a field its creator never sent. Refused when set instead, also when the PATCH
+    adds one half to a stored other half; nothing of the PATCH is kept."""
+    refused = api.patch(SPACE, {"jobDefaults": {"mail": {"delayMs": 31_536_000_000, "expiresInMs": 1_000}}})
+    assert refused.status == 400 and refused.body["message"].startswith(
+        "jobDefaults.mail.expiresInMs: must be more than jobDefaults.mail.delayMs (31536000000)"
+    ), refused
+    set_defaults(api, {"mail": {"delayMs": 60_000}})
+    half = api.patch(SPACE, {"jobDefaults": {"mail": {"expiresInMs": 60_000}, "other": {"priority": 1}}})
+    assert half.status == 400 and half.body["message"].startswith("jobDefaults.mail.expiresInMs:"), half
+    assert set_defaults(api, {"mail": {"expiresInMs": 60_001}}) == {
+        "mail": {"delayMs": 60_000, "expiresInMs": 60_001}
+    }, "the refused PATCH kept nothing; a satisfiable one is kept"
+    api.created(SPACE, "mail")
+
+
+def test_a_create_refused_for_a_default_says_it_came_from_jobdefaults(api: Api) -> None:
+    set_defaults(api, {"mail": {"delayMs": 60_000}})
+    answer = api.post(JOBS, {"name": "mail", "expiresInMs": 1_000})
+    assert answer.status == 400
+    assert answer.body["message"].startswith("expiresInMs: must be later than the job can first run")
+    assert answer.body["message"].endswith("(jobDefaults.mail.delayMs for its name)"), answer
