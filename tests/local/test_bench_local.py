@@ -26,20 +26,8 @@ FIGURES = [
 
 
 def test_the_local_bench_prints_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
-    args = [
-        "--jobs",
-        "200",
-        "--claims",
-        "5",
-        "--capped-claims",
-        "5",
-        "--rounds",
-        "2",
-        "--worker-jobs",
-        "40",
-        "--idle-s",
-        "1",
-    ]
+    args = ["--jobs", "200", "--claims", "5", "--capped-claims", "5"]
+    args += ["--rounds", "2", "--worker-jobs", "40", "--idle-s", "1"]
     assert local.main(args) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == len(FIGURES), lines
