@@ -13,8 +13,10 @@ whole tables for a transaction. Here:
   handler and backend do them and with moto's own pieces (its condition trees, items,
   errors, stream records and Table.query), with each expression parsed once per shape
   (`expressions`), each item built once, answers built without moto's generic converter,
-  and a transaction undone item by item instead of by restoring a copy of each table. A
-  request of any other shape than handled here goes to moto's handler, which answers it.
+  and a transaction undone item by item instead of by restoring a copy of each table (a
+  transaction's update of a form not applied here is applied by moto's own validator and
+  executor, to its one item). A request of any other shape than handled here goes to
+  moto's handler, which answers it.
 - Queries are answered from per-partition lookups (`partitions`).
 
 Errors are raised as boto3 raises them: moto's error response parsed by botocore's parser
