@@ -4,6 +4,9 @@ Starts a real `emit dev` (a child process on a free port), fills it to `--jobs` 
 finished, with log lines and events; half pending), then measures over HTTP, as users see it:
 
 - an empty claim (a name without jobs) and a one-job claim: median milliseconds;
+- a one-job claim of a capped name (`concurrency` set), each claimed job then completed:
+  median milliseconds of the claim (a claim and a finish of a capped name are transactions
+  with updates of its slot counter);
 - create + claim + complete in batches of 100: jobs a second;
 - 16 workers claiming and completing one job per request: jobs a second, and that no
   attempt was handed out twice;
@@ -39,6 +42,8 @@ SPACE = "bench"
 TOKEN = "bench-local-token"
 FILL_BATCH = 1_000
 STORED_NAME = "stored"
+CAPPED_NAME = "capped"
+CAPPED_CONCURRENCY = 3
 
 
 @dataclass
@@ -113,6 +118,12 @@ class Client:
     def claim(self, count: int, names: list[str], wait_ms: int = 0) -> list[dict[str, Any]]:
         return list(self.post("/jobs:claim", {"count": count, "names": names, "waitMs": wait_ms})["jobs"])
 
+    def patch(self, path: str, body: Any) -> Any:
+        answer = self.http.patch(path, json=body)
+        if answer.status_code >= 300:
+            raise RuntimeError(f"PATCH {path}: {answer.status_code} {answer.text[:300]}")
+        return answer.json()
+
     def report(self, reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return list(self.post("/jobs:report", reports)["outcomes"])
 
@@ -170,6 +181,23 @@ def timed(call: Callable[[], Any], times: int) -> list[float]:
         start = time.perf_counter()
         call()
         out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+def capped_claims(client: Client, times: int) -> list[float]:
+    """`times` one-job claims of a name with `concurrency` set (by its policy), each claimed
+    job completed before the next claim (untimed): the claims' milliseconds."""
+    client.patch(f"/names/{CAPPED_NAME}/policy", {"concurrency": CAPPED_CONCURRENCY})
+    for first in range(0, times, FILL_BATCH):
+        client.create(
+            [{"name": CAPPED_NAME, "payload": _payload(i)} for i in range(min(FILL_BATCH, times - first))]
+        )
+    out = []
+    for _ in range(times):
+        start = time.perf_counter()
+        [job] = client.claim(1, [CAPPED_NAME])
+        out.append((time.perf_counter() - start) * 1000)
+        client.report([{"id": job["id"], "attempt": job["attempt"], "complete": {}}])
     return out
 
 
@@ -266,6 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--jobs", type=int, default=100_000, help="jobs stored before measuring")
     parser.add_argument("--claims", type=int, default=200, help="claims timed for each median")
+    parser.add_argument("--capped-claims", type=int, default=200, help="claims timed for the capped median")
     parser.add_argument("--rounds", type=int, default=30, help="rounds of 100 for the batch figure")
     parser.add_argument("--worker-jobs", type=int, default=2_000, help="jobs for the 16 workers")
     parser.add_argument("--idle-s", type=float, default=10.0, help="how long the idle claim waits")
@@ -294,6 +323,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"({each:.1f} ms of server CPU each)",
                 flush=True,
             )
+        times = capped_claims(client, args.capped_claims)
+        print(
+            f"local: capped-name claim (concurrency {CAPPED_CONCURRENCY}), each job then completed: "
+            f"median {statistics.median(times):.1f} ms over {len(times)}",
+            flush=True,
+        )
         cpu = server.cpu_seconds()
         rate = batches_of_100(client, args.rounds)
         settle(server)

@@ -13,8 +13,10 @@ whole tables for a transaction. Here:
   handler and backend do them and with moto's own pieces (its condition trees, items,
   errors, stream records and Table.query), with each expression parsed once per shape
   (`expressions`), each item built once, answers built without moto's generic converter,
-  and a transaction undone item by item instead of by restoring a copy of each table. A
-  request of any other shape than handled here goes to moto's handler, which answers it.
+  and a transaction undone item by item instead of by restoring a copy of each table (a
+  transaction's update of a form not applied here is applied by moto's own validator and
+  executor, to its one item). A request of any other shape than handled here goes to
+  moto's handler, which answers it.
 - Queries are answered from per-partition lookups (`partitions`).
 
 Errors are raised as boto3 raises them: moto's error response parsed by botocore's parser
@@ -44,12 +46,18 @@ from moto.dynamodb.comparisons import Func, Op
 from moto.dynamodb.exceptions import (
     ConditionalCheckFailed,
     ExpressionAttributeValuesEmpty,
+    ItemSizeTooLarge,
+    ItemSizeToUpdateTooLarge,
+    MockValidationException,
+    MultipleTransactionsException,
     TransactionCanceledException,
 )
 from moto.dynamodb.models import DynamoDBBackend, dynamodb_backends
 from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.models.table import StreamRecord, Table
 from moto.dynamodb.models.utilities import bytesize, dynamo_json_dump, dynamo_to_dict
+from moto.dynamodb.parsing.executors import UpdateExpressionExecutor
+from moto.dynamodb.parsing.validators import UpdateExpressionValidator
 from moto.dynamodb.responses import (
     DynamoHandler,
     validate_attributes_used,
@@ -520,10 +528,12 @@ class DirectDynamoDB:
     # -- TransactWriteItems ---------------------------------------------------------------
 
     def _transact_write_items(self, params: dict[str, Any]) -> Any:
-        """DynamoHandler.transact_write_items -> DynamoDBBackend.transact_write_items for Put,
-        Delete and ConditionCheck. moto keeps a deep copy of each table a transaction touches
-        to restore if it is cancelled (and `keep_streams_through_rollbacks` then puts the live
-        stream shard back); here each write keeps the item it replaced instead."""
+        """DynamoHandler.transact_write_items -> DynamoDBBackend.transact_write_items: Put,
+        Update, Delete and ConditionCheck, each action in turn. moto keeps a deep copy of each
+        table a transaction touches to restore if it is cancelled (and
+        `keep_streams_through_rollbacks` then puts the live stream shard back); here each
+        write keeps the item it replaced instead, and a cancelled or refused transaction puts
+        those back and drops its stream records."""
         actions = params.get("TransactItems")
         if set(params) != {"TransactItems"} or not isinstance(actions, list) or len(actions) > 100:
             return _DEFER
@@ -533,31 +543,32 @@ class DirectDynamoDB:
             if step is None:
                 return _DEFER
             steps.append(step)
-        if len({(s.table.name, *s.key) for s in steps}) != len(steps):
-            return _DEFER  # moto's MultipleTransactionsException, with its own rollback
         shards = {
             s.table.name: (s.table.stream_shard, len(s.table.stream_shard.items))
             for s in steps
             if s.table.stream_shard is not None
         }
         undo: list[tuple[_Step, Item | None]] = []
-        errors = [self._transact_run(step, undo) for step in steps]
+        errors = []
+        targets: set[tuple[str, str]] = set()
+        try:
+            for step in steps:
+                if step.target in targets:
+                    raise MultipleTransactionsException
+                targets.add(step.target)
+                errors.append(self._transact_run(step, undo))
+        except MockValidationException:
+            _undo(undo, shards)  # moto restores its copies, and raises
+            raise
         if any(code is not None for code, _, _ in errors):
-            for step, previous in reversed(undo):
-                hash_key, range_key = step.key
-                if previous is None:
-                    step.table.items[hash_key].pop(range_key, None)
-                else:
-                    step.table.items[hash_key][range_key] = previous
-                step.parts.reconcile_item(hash_key, range_key, previous)
-            for shard, length in shards.values():
-                del shard.items[length:]
+            _undo(undo, shards)
             raise TransactionCanceledException(errors)
         return {"ConsumedCapacity": [], "ItemCollectionMetrics": {}}
 
     def _transact_run(self, step: _Step, undo: list[tuple[_Step, Item | None]]) -> tuple[Any, Any, Any]:
         """One action of DynamoDBBackend.transact_write_items: its cancellation reason, or
-        (None, None, None); what it replaced goes to `undo`."""
+        (None, None, None); what it replaced goes to `undo`. A ValidationException (raised
+        by moto's update steps) ends the whole transaction, as in moto."""
         current = step.table.get_item(*step.key)
         original: dict[str, Any] | None = None
         try:
@@ -574,6 +585,8 @@ class DirectDynamoDB:
             elif step.kind == "Delete":
                 undo.append((step, current))
                 step.table.delete_item(*step.key)
+            elif step.kind == "Update":
+                return _transact_update(step, current, undo)
         except ConditionalCheckFailed as exc:
             return ("ConditionalCheckFailed", str(exc.message), original)
         return (None, None, None)
@@ -589,12 +602,14 @@ class DirectDynamoDB:
             "ConditionExpression",
             "ExpressionAttributeNames",
             "ExpressionAttributeValues",
+            "ReturnValuesOnConditionCheckFailure",
         }
-        allowed |= {"ReturnValuesOnConditionCheckFailure", "Item" if kind == "Put" else "Key"}
+        allowed |= {"Item"} if kind == "Put" else {"Key", "UpdateExpression"} if kind == "Update" else {"Key"}
         if (
-            kind not in ("Put", "Delete", "ConditionCheck")
+            kind not in ("Put", "Update", "Delete", "ConditionCheck")
             or not isinstance(op, dict)
             or not allowed.issuperset(op)
+            or (kind == "Update" and not isinstance(op.get("UpdateExpression"), str))
         ):
             return None
         names = op.get("ExpressionAttributeNames", {})
@@ -605,11 +620,11 @@ class DirectDynamoDB:
             return None
         table, parts = found
         item = None
-        if kind == "Put":
-            if op.get("ExpressionAttributeValues") == {}:
-                raise ExpressionAttributeValuesEmpty
-            validate_put_has_empty_keys(op["Item"], table)
-        validate_attributes_used(names, list(condition.names), validation_error_prefix=False)
+        taken, update = self._transact_checks(kind, op, table)
+        if not taken:
+            return None
+        used = [*condition.names, *(update.tree.names if update is not None else ())]
+        validate_attributes_used(names, used, validation_error_prefix=False)
         if kind == "Put":
             try:
                 # moto records a refused put as the action's cancellation reason: let moto.
@@ -619,11 +634,41 @@ class DirectDynamoDB:
             if item is None:
                 return None
             key: tuple[DynamoType, DynamoType] | None = _key_of(item)
+            raw_key = {a: op["Item"][a] for a in table.table_key_attrs}
         else:
             key = self._key(table, op.get("Key"))
+            raw_key = op.get("Key", {})
         if key is None:
             return None
-        return _Step(kind, table, parts, key, op, condition, item)
+        # moto's check that no two actions write one item: on the key as sent.
+        target = (str(op["TableName"]), str(dict(sorted(raw_key.items()))))
+        return _Step(kind, table, parts, key, op, condition, item, update, target)
+
+    @staticmethod
+    def _transact_checks(kind: str, op: dict[str, Any], table: Table) -> tuple[bool, _Update | None]:
+        """DynamoHandler's checks of a Put's or an Update's values and key (raised), and an
+        Update's expression parsed: whether the fast path takes the action (else moto checks
+        it), and the expression."""
+        if kind in ("Put", "Update") and op.get("ExpressionAttributeValues") == {}:
+            raise ExpressionAttributeValuesEmpty
+        if kind == "Put":
+            validate_put_has_empty_keys(op["Item"], table)
+        if kind != "Update":
+            return True, None
+        if not isinstance(op.get("Key"), dict):
+            return False, None
+        validate_put_has_empty_keys(op["Key"], table, custom_error_msg=_BATCH_EMPTY_KEY)
+        update = _transact_update_of(table, op)
+        return update is not None, update
+
+
+@dataclass(frozen=True)
+class _Update:
+    """An Update action's update expression: moto's tree, and the actions of the forms the
+    fast path applies itself (`_resolve`), when it is of those forms."""
+
+    tree: expressions.UpdateTree
+    actions: list[tuple[str, str, DynamoType | None]] | None
 
 
 @dataclass(frozen=True)
@@ -638,6 +683,114 @@ class _Step:
     condition: expressions.Condition
     item: Item | None
     """A Put's item, built."""
+    update: _Update | None
+    """An Update's expression, parsed."""
+    target: tuple[str, str]
+    """The table and the key as sent, as moto tells one item from another in a transaction."""
+
+
+def _transact_update_of(table: Table, op: dict[str, Any]) -> _Update | None:
+    text = op["UpdateExpression"]
+    tree = expressions.update_tree(text)
+    if tree is None:
+        return None
+    names = op.get("ExpressionAttributeNames") or {}
+    values = op.get("ExpressionAttributeValues") or {}
+    plan = expressions.update(text.strip()) if text.strip() else None
+    actions = None
+    if plan is not None and plan.names <= set(names) and plan.values <= set(values):
+        actions = _resolve(table, plan, names, values)
+    return _Update(tree, actions)
+
+
+def _transact_update(
+    step: _Step, current: Item | None, undo: list[tuple[_Step, Item | None]]
+) -> tuple[Any, Any, Any]:
+    """DynamoDBBackend.update_item inside a transaction (its condition already checked), on
+    the one item: the update's actions applied by the fast path's own steps when they can
+    be (`_fits`), else by moto's validator and executor, step for step as moto's
+    update_item runs them. The item as it was goes to `undo` (a copy: the live item is
+    changed in place, as in moto). A ValidationException is raised; any other error of
+    moto's is the action's cancellation reason, as moto records it."""
+    assert step.update is not None
+    table = step.table
+    actions = step.update.actions
+    try:
+        if actions is not None and _fits(table, step.key, current, actions):
+            before = _snapshot(current)
+            undo.append((step, before))
+            item = _stored_for_update(table, current, step.key)
+            _apply(item, actions)
+        else:
+            before = copy.deepcopy(current)
+            item = _moto_update(step, current, undo, before)
+    except MockValidationException:
+        raise
+    except Exception as exc:
+        return (type(exc).__name__, str(exc), None)
+    finally:
+        step.parts.reconcile(table, *step.key)
+    _record(table, before, item)
+    return (None, None, None)
+
+
+def _moto_update(
+    step: _Step, current: Item | None, undo: list[tuple[_Step, Item | None]], before: Item | None
+) -> Item:
+    """The steps of DynamoDBBackend.update_item from its validation of the update on."""
+    assert step.update is not None
+    table, tree = step.table, step.update.tree.tree
+    names = step.op.get("ExpressionAttributeNames")  # None when left out, as moto passes it
+    values = step.op.get("ExpressionAttributeValues")
+    if current is None:
+        # moto validates the update on an empty item before it stores one.
+        empty = partitions.untracked(Item)
+        empty.hash_key, empty.range_key = step.key
+        empty.attrs = LimitedSizeDict()
+        UpdateExpressionValidator(tree, names, values, empty, table).validate()  # type: ignore[arg-type]
+    undo.append((step, before))
+    item = _stored_for_update(table, current, step.key)
+    validated = UpdateExpressionValidator(tree, names, values, item, table).validate()  # type: ignore[arg-type]
+    validated.normalize()
+    try:
+        UpdateExpressionExecutor(validated, item, names).execute()  # type: ignore[arg-type]
+    except ItemSizeTooLarge:
+        raise ItemSizeToUpdateTooLarge() from None
+    finally:
+        # moto changes the item in place: its kept size no longer holds.
+        if hasattr(item, partitions.SIZE):
+            delattr(item, partitions.SIZE)
+    return item
+
+
+def _stored_for_update(table: Table, current: Item | None, key: tuple[DynamoType, DynamoType]) -> Item:
+    """The item an update changes: the stored one, or one of the key alone that moto's
+    update_item first stores (with its stream record) when there is none."""
+    if current is not None:
+        return current
+    hash_key, range_key = key
+    table.put_item(
+        {
+            table.hash_key_attr: {hash_key.type: hash_key.value},
+            str(table.range_key_attr): {range_key.type: range_key.value},
+        }
+    )
+    item = table.get_item(hash_key, range_key)
+    assert item is not None
+    return item
+
+
+def _undo(undo: list[tuple[_Step, Item | None]], shards: dict[str, tuple[Any, int]]) -> None:
+    """Put back what a transaction's writes replaced, and drop their stream records."""
+    for step, previous in reversed(undo):
+        hash_key, range_key = step.key
+        if previous is None:
+            step.table.items[hash_key].pop(range_key, None)
+        else:
+            step.table.items[hash_key][range_key] = previous
+        step.parts.reconcile_item(hash_key, range_key, previous)
+    for shard, length in shards.values():
+        del shard.items[length:]
 
 
 def _duplicates(requests: list[dict[str, Any]]) -> bool:

@@ -11,7 +11,9 @@ Key conditions are parsed by moto's parser too, once per shape, with stand-in va
 Update expressions are parsed here, for the forms the store writes: `SET name = :value`,
 `REMOVE name` and `ADD name :number` on top-level attributes. Anything else (nested paths,
 functions, arithmetic, DELETE, sets) is not parsed (None), and the caller leaves the whole
-call to moto.
+call to moto. Every update expression of a transaction is also parsed by moto's parser, once
+per text (`update_tree`): its tree, which moto's validator copies before changing it, serves
+each call, and updates of any other form are applied by moto's executors to one item.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from moto.dynamodb.comparisons import (
     Operand,
     create_condition_expression_parser,
 )
+from moto.dynamodb.parsing.ast_nodes import ExpressionAttributeName  # type: ignore[attr-defined]
+from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
 from moto.dynamodb.parsing.key_condition_expression import parse_expression
 from moto.dynamodb.parsing.reserved_keywords import ReservedKeywords
 
@@ -218,6 +222,37 @@ def _parse_update(expression: str) -> Update | None:
         frozenset(a.path for a in actions if a.path.startswith("#")),
         frozenset(a.value for a in actions if a.value is not None),
     )
+
+
+@dataclass(frozen=True)
+class UpdateTree:
+    """An update expression as moto's parser reads it."""
+
+    tree: Any
+    """moto's tree: not to be changed (moto's UpdateExpressionValidator works on a copy)."""
+    names: tuple[str, ...]
+    """The `#name` placeholders it uses, as DynamoHandler collects them."""
+
+
+_trees: dict[str, UpdateTree | None] = {}
+
+
+def update_tree(expression: str) -> UpdateTree | None:
+    """moto's tree of an update expression, parsed once per text; None when moto's parser
+    refuses it (the caller lets moto answer, with moto's error)."""
+    if expression in _trees:
+        return _trees[expression]
+    try:
+        tree = UpdateExpressionParser.make(expression)
+    except Exception:
+        found = None
+    else:
+        clauses = tree.find_clauses([ExpressionAttributeName])
+        found = UpdateTree(tree, tuple(c.get_attribute_name_placeholder() for c in clauses))
+    if len(_trees) > 10_000:
+        _trees.clear()
+    _trees[expression] = found
+    return found
 
 
 _reserved_words: set[str] = set()

@@ -14,6 +14,7 @@ FIGURES = [
     r"filled in \d+ s; load average [\d.]+ on \d+ cores",
     r"local: empty claim: median [\d.]+ ms over 5 \([\d.]+ ms of server CPU each\)",
     r"local: one-job claim: median [\d.]+ ms over 5 \([\d.]+ ms of server CPU each\)",
+    r"local: capped-name claim \(concurrency 3\), each job then completed: median [\d.]+ ms over 5",
     r"local: create \+ claim \+ complete in batches of 100: [\d,]+ jobs/s "
     r"\([\d.]+ ms of server CPU a job, its stream records included\)",
     r"local: 16 workers claiming and completing one job per request: [\d,]+ jobs/s \(40 jobs\), "
@@ -25,7 +26,8 @@ FIGURES = [
 
 
 def test_the_local_bench_prints_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["--jobs", "200", "--claims", "5", "--rounds", "2", "--worker-jobs", "40", "--idle-s", "1"]
+    args = ["--jobs", "200", "--claims", "5", "--capped-claims", "5"]
+    args += ["--rounds", "2", "--worker-jobs", "40", "--idle-s", "1"]
     assert local.main(args) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == len(FIGURES), lines

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 from moto import mock_aws
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.dynamodb.models import dynamodb_backends
 from moto.dynamodb.models.table import StreamRecord, Table
 
 from devserver import wiring
@@ -46,7 +48,7 @@ def _item(sk: str) -> dict[str, Any]:
     [
         (False, {"Put": {"Item": _item("2"), "ConditionExpression": "attribute_exists(pk)"}}),
         (True, {"Put": {"Item": _item("2"), "ConditionExpression": "attribute_exists(pk)"}}),
-        # An Update action is left to moto's own transaction (and so to wiring's patches).
+        # An Update action is the fast client's too.
         (
             True,
             {
@@ -58,8 +60,19 @@ def _item(sk: str) -> dict[str, Any]:
                 }
             },
         ),
+        # A condition with BETWEEN is left to moto's own transaction (and so to wiring's patches).
+        (
+            True,
+            {
+                "ConditionCheck": {
+                    "Key": _item("2"),
+                    "ConditionExpression": "a BETWEEN :lo AND :hi",
+                    "ExpressionAttributeValues": {":lo": {"N": "1"}, ":hi": {"N": "2"}},
+                }
+            },
+        ),
     ],
-    ids=["plain", "fast", "fast-left-to-moto"],
+    ids=["plain", "fast", "fast-update", "fast-left-to-moto"],
 )
 def test_a_cancelled_transaction_leaves_the_stream_as_it_was(fast: bool, last: dict[str, Any]) -> None:
     """On DynamoDB a cancelled transaction writes no stream record, and a reader of the
@@ -74,16 +87,25 @@ def test_a_cancelled_transaction_leaves_the_stream_as_it_was(fast: bool, last: d
         assert [r["dynamodb"]["Keys"]["sk"]["S"] for r in reader.records()] == ["3"]
 
 
-def test_a_transactions_backup_is_not_kept_and_leaves_the_stream_out() -> None:
+@pytest.mark.parametrize("fast", [False, True], ids=["plain", "fast"])
+def test_a_transactions_backup_is_not_kept_and_leaves_the_stream_out(fast: bool) -> None:
     """moto backs up each table a transaction touches (a deep copy) and keeps every instance
     of its models until the mock ends: a long local run, and `make bench`, grew by a whole
-    table, every stream record it ever wrote included, at each transaction."""
+    table, every stream record it ever wrote included, at each transaction. (The fast client
+    keeps only the items a transaction replaces, updates included, and no tracked record.)"""
     with mock_aws():
-        runtime = wiring.build_runtime(clock=ManualClock())
+        runtime = wiring.build_runtime(clock=ManualClock(), fast=fast)
+        shard = dynamodb_backends[DEFAULT_ACCOUNT_ID][wiring.REGION].tables[wiring.TABLE].stream_shard
+        assert shard is not None
         for n in range(20):
             runtime.db.transact([{"Put": {"Item": _item(f"a{n}")}}, {"Put": {"Item": _item(f"b{n}")}}])
         tables, records = len(Table.instances_tracked), len(StreamRecord.instances_tracked)
+        written = len(shard.items)
         for n in range(20):
-            runtime.db.transact([{"Put": {"Item": _item(f"c{n}")}}, {"Put": {"Item": _item(f"d{n}")}}])
+            add = {"UpdateExpression": "ADD n :one", "ExpressionAttributeValues": serialize({":one": 1})}
+            runtime.db.transact(
+                [{"Put": {"Item": _item(f"c{n}")}}, {"Update": {"Key": _item(f"b{n}")} | add}]
+            )
         assert len(Table.instances_tracked) == tables, "no backup kept"
-        assert len(StreamRecord.instances_tracked) == records + 40, "only the records written"
+        assert len(shard.items) == written + 40, "only the records written"
+        assert len(StreamRecord.instances_tracked) == records + (0 if fast else 40), "none kept besides"
