@@ -213,7 +213,9 @@ class Sender:
             self._wake.wait()
             self._wake.clear()
             for batch in self.outbox.take():
-                threading.Thread(target=self._send, args=(batch,), name="emit-callback-send", daemon=True).start()
+                threading.Thread(
+                    target=self._send, args=(batch,), name="emit-callback-send", daemon=True
+                ).start()
 
     def _send(self, batch: list[Due]) -> None:
         try:

@@ -42,4 +42,6 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
     # A processor per invocation: emit dev runs several batches at once, on threads.
     processor = BatchProcessor(event_type=EventType.SQS)
-    return dict(process_partial_response(event=event, record_handler=check, processor=processor, context=context))
+    return dict(
+        process_partial_response(event=event, record_handler=check, processor=processor, context=context)
+    )
