@@ -4,6 +4,9 @@
   mapping reads it, handed in batches to the same stream handler.
 - The clock: the same clock handler, ticked every second (EventBridge Scheduler ticks
   it every minute on AWS).
+- The callback sender: what the stream and the clock hand over (`shared.outbox`), handed
+  in batches to the same sender handler as SQS hands its messages, on threads of its own:
+  a space's target that never answers holds up only that space's callbacks.
 - DynamoDB TTL, which the embedded DynamoDB does not emulate: items past their `ttl`
   are deleted, and their REMOVE records reach the stream handler as on AWS.
 """
@@ -24,6 +27,8 @@ from botocore.exceptions import ClientError
 
 from devserver.gateway import LambdaContext
 from devserver.wiring import REGION, Serialized
+from shared.callbacks import Due
+from shared.outbox import LocalOutbox, message
 from shared.runtime import Runtime
 from shared.store import dynamo
 
@@ -156,6 +161,72 @@ def tick(tick_ms: int) -> dict[str, Any]:
     return handler("clock_handler")(event, LambdaContext("clock_handler", 60, 256))
 
 
+def send(batch: list[Due]) -> None:
+    """Hand one batch of deliveries to the callback sender, as SQS would hand its messages.
+    What fails is dropped with a message: its delivery is still due, and the clock hands
+    it over again (after the hold of an attempt that was taken runs out)."""
+    records = [
+        {"messageId": str(uuid.uuid4()), "body": message(due), "attributes": {}, "eventSource": "aws:sqs"}
+        for due in batch
+    ]
+    try:
+        answer = handler("callback_sender")({"Records": records}, LambdaContext("callback_sender", 30, 256))
+    except BatchProcessingError:
+        answer = {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in records]}
+    failed = len((answer or {}).get("batchItemFailures", []))
+    if failed:
+        print(f"emit dev: {failed} callbacks could not be tried; the clock tries them again", file=sys.stderr)
+
+
+class Sender:
+    """emit dev's callback sender: batches of what the stream and the clock handed over,
+    each space's at most `LocalOutbox.per_space` in flight, each batch on a thread of its
+    own (`start`), so another space's callbacks start at once; or, by hand (`drain`, the
+    tests), everything handed over, in the caller's thread, until nothing is left."""
+
+    def __init__(self, outbox: LocalOutbox) -> None:
+        self.outbox = outbox
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="emit-callbacks", daemon=True)
+
+    def drain(self) -> None:
+        while batches := self.outbox.take():
+            for batch in batches:
+                try:
+                    send(batch)
+                finally:
+                    self.outbox.done(batch)
+
+    def start(self) -> None:
+        self.outbox.on_submit = self._wake.set
+        self._thread.start()
+
+    def stop(self) -> None:
+        self.outbox.on_submit = None
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait()
+            self._wake.clear()
+            for batch in self.outbox.take():
+                threading.Thread(
+                    target=self._send, args=(batch,), name="emit-callback-send", daemon=True
+                ).start()
+
+    def _send(self, batch: list[Due]) -> None:
+        try:
+            send(batch)
+        except Exception as exc:  # as Lambda would: the clock hands it over again
+            print(f"emit dev: callbacks: {exc!r}", file=sys.stderr)
+        finally:
+            self.outbox.done(batch)
+            self._wake.set()  # the space has room again
+
+
 def expire_ttl(runtime: Runtime) -> int:
     """Delete items past their `ttl`, as DynamoDB's TTL would (days late on AWS; at once here)."""
     now_s = runtime.clock.now_ms() // 1000
@@ -187,9 +258,10 @@ def expire_ttl(runtime: Runtime) -> int:
 
 
 class Background:
-    """What AWS runs without a request, run here: `start` runs the stream, the clock and
-    TTL each on a daemon thread until `stop` (`emit dev`); the tests leave it stopped and
-    drive each step by hand (`stream`, `tick`, `expire_ttl`) against a clock of their own."""
+    """What AWS runs without a request, run here: `start` runs the stream, the clock, TTL
+    and the callback sender each on daemon threads until `stop` (`emit dev`); the tests
+    leave it stopped and drive each step by hand (`stream`, `tick`, `expire_ttl`) against
+    a clock of their own, each step ending once the callbacks it handed over are sent."""
 
     def __init__(
         self,
@@ -205,6 +277,9 @@ class Background:
             runtime, endpoint=endpoint, from_start=endpoint is None, client=streams_client
         )
         self.tick_s = tick_s
+        outbox = runtime.outbox
+        assert isinstance(outbox, LocalOutbox), "the callback sender runs here only with a local outbox"
+        self.sender = Sender(outbox)
         self._stop = threading.Event()
         self._threads = [
             threading.Thread(target=self._loop, args=(self._stream, 0.1), name="emit-stream", daemon=True),
@@ -219,16 +294,21 @@ class Background:
         return self.reader.read()
 
     def stream(self, records: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-        """Hand records (by default the new ones) to the stream handler, as Lambda would."""
+        """Hand records (by default the new ones) to the stream handler, as Lambda would,
+        then send the callbacks it handed over."""
         records = self.records() if records is None else records
         if records:
             deliver(records)
+        self.sender.drain()
         return records
 
     def tick(self, tick_ms: int = 60_000) -> dict[str, Any]:
-        """The stream's new records first, then one tick of the clock handler."""
+        """The stream's new records first, then one tick of the clock handler, then the
+        callbacks it handed over."""
         self.stream()
-        return tick(tick_ms)
+        answer = tick(tick_ms)
+        self.sender.drain()
+        return answer
 
     def expire_ttl(self) -> int:
         return expire_ttl(self.runtime)
@@ -236,6 +316,7 @@ class Background:
     # -- on threads -----------------------------------------------------------------------
 
     def start(self) -> None:
+        self.sender.start()
         for thread in self._threads:
             thread.start()
 
@@ -243,6 +324,7 @@ class Background:
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=5)
+        self.sender.stop()
 
     def _loop(self, step: Callable[[], bool], every_s: float) -> None:
         while not self._stop.is_set():
@@ -255,7 +337,10 @@ class Background:
                 self._stop.wait(every_s)
 
     def _stream(self) -> bool:
-        return bool(self.stream())
+        records = self.records()
+        if records:
+            deliver(records)  # its callbacks go to the sender's threads: no waiting for them here
+        return bool(records)
 
     def _tick(self) -> bool:
         tick(int(self.tick_s * 1000))

@@ -1,5 +1,6 @@
 """The clock (EventBridge Scheduler on AWS, a thread in `emit dev`): leases, never-claimed
-jobs and callback retries. A tick that arrives twice, or late, finds nothing to redo."""
+jobs and callback retries (handed to their sender, `functions/callback_sender.py`). A
+tick that arrives twice, or late, finds nothing to redo."""
 
 from __future__ import annotations
 

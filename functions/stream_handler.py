@@ -2,7 +2,8 @@
 
 Records are applied one by one with Powertools' batch processor, which reports the
 first failed record so Lambda retries from there (bisecting, then the dead-letter
-queue); callbacks made due are then tried side by side.
+queue); the callbacks made due are then handed to their sender
+(`functions/callback_sender.py`), never sent here.
 """
 
 from __future__ import annotations

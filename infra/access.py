@@ -134,27 +134,30 @@ ACCESS: Mapping[str, Access] = {
     "get_dashboard_file": Access(_set()),
     # The OpenAPI document is built from the code: no token to check, no data at all.
     "get_openapi": Access(_set()),
-    # A job finished with a callback: the delivery item (PutItem), the job, its values and the
-    # space's secret (GetItem, BatchGetItem, S3), the attempt's hold and result (UpdateItem).
+    # A job finished with a callback: the delivery item (PutItem), the job's mark cleared
+    # (UpdateItem); the sender is handed it (SQS, granted by the stack with the queue).
     # A job removed by retention: its lines, events and side items (Query, BatchWriteItem),
     # S3 objects; its key keeps the finish time and its delivery a tombstone (UpdateItem).
     # A notice (`shared.notify`): a job made through the create path, put on condition that
     # its id is new (PutItem), its payload in S3 when large (a notice carries a result).
     "stream_handler": Access(
         _set("GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem", "BatchWriteItem"),
-        gets=_set("payload", "result"),
+        gets=_set("result"),
         puts=_set("payload"),
         deletes=_set("payload", "result"),
     ),
     # Due lease buckets and the spaces' names (Query), the jobs they list (BatchGetItem,
     # GetItem), expiries and never-claimed failures (UpdateItem), renewed leases filed again
-    # (PutItem), done buckets (DeleteItem); due callbacks from the ready index, then as the
-    # stream handler sends them.
+    # (PutItem), done buckets (DeleteItem); due callbacks from the ready index, a delivery
+    # the stream never recorded (PutItem) and its job's mark cleared (UpdateItem), handed to
+    # the sender (SQS, granted by the stack with the queue).
     "clock_handler": Access(
         _set("GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem", "BatchWriteItem"),
         index=_set("Query"),
-        gets=_set("payload", "result"),
     ),
+    # A delivery handed over: its attempt's hold and result (UpdateItem), the job when the
+    # message does not carry it, its values and the space's secret (GetItem, BatchGetItem, S3).
+    "callback_sender": Access(_set("GetItem", "BatchGetItem", "UpdateItem"), gets=_set("payload", "result")),
 }
 
 

@@ -102,3 +102,26 @@ CLOCK_MAX_EVENT_AGE_S = 120
 """A tick older than two minutes is superseded by newer ticks [5.7]."""
 DEAD_LETTER_RETENTION_DAYS = 14
 """SQS's maximum: two weeks to notice the alarm and replay or inspect what failed."""
+
+# -- the callback sender (functions/callback_sender.py, fed by its SQS queue) --------------
+
+CALLBACK_SENDER_TIMEOUT_S = 30
+"""A batch's sends run side by side, each over within 10 s; the rest is the hold and the
+record around each (DynamoDB writes, retried)."""
+CALLBACK_SENDER_CONCURRENCY = 20
+"""Reserved for the sender (and the most its queue's event source runs at once, so it is
+never throttled): up to 200 sends in flight, and never more, whatever a flood of callbacks
+to dead targets asks of the account's concurrency."""
+CALLBACK_BATCH_SIZE = 10
+"""Messages per invocation: SQS's largest without a batching window, which would delay a
+callback waiting for company."""
+CALLBACK_VISIBILITY_TIMEOUT_S = 6 * CALLBACK_SENDER_TIMEOUT_S
+"""Lambda's advice for a queue it reads [Lambda developer guide, "Using Lambda with Amazon
+SQS"]: six times the function's timeout, so a message is not given again while a batch
+that holds it is still running, throttling retries included."""
+CALLBACK_MAX_RECEIVES = 5
+"""A message whose attempt could not be made five times goes to the callback dead-letter
+queue. Its delivery is still due in the table: the clock hands it over again."""
+CALLBACK_MESSAGE_RETENTION_HOURS = 24
+"""A delivery is retried for about a day; a message older than that has long been handed
+over again by the clock."""

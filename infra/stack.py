@@ -66,11 +66,20 @@ class EmitStack(Stack):
         self.triggers = Triggers(
             self, "Triggers", data=self.data, functions=self.functions, monitoring=self.monitoring
         )
-        # The stream handler tries callbacks side by side, up to 10 s each: a minute covers a
-        # batch of 100 finished jobs with slow receivers; what is left waits for the clock.
-        self.triggers.stream_processor("stream_handler", filters=STREAM_FILTERS, memory_mb=512, timeout_s=60)
-        # A tick expires leases and retries callbacks in bounded batches, well inside a minute.
-        self.triggers.clock("clock_handler", memory_mb=256, timeout_s=50)
+        # The stream handler applies a batch of records and hands its callbacks over.
+        stream = self.triggers.stream_processor(
+            "stream_handler", filters=STREAM_FILTERS, memory_mb=512, timeout_s=60
+        )
+        # A tick expires leases and hands due callbacks over in bounded batches, well inside a minute.
+        clock = self.triggers.clock("clock_handler", memory_mb=256, timeout_s=50)
+        # Callbacks are sent by a function of their own, never in the stream's or the clock's loop.
+        self.triggers.callback_sender(
+            "callback_sender",
+            handed_over_by=[stream, clock],
+            memory_mb=256,
+            timeout_s=constants.CALLBACK_SENDER_TIMEOUT_S,
+            concurrency=constants.CALLBACK_SENDER_CONCURRENCY,
+        )
 
         self._output(constants.API_URL_OUTPUT, self.api.url, "The API's base URL")
         self._output(constants.TABLE_NAME_OUTPUT, self.data.table.table_name, "The DynamoDB table")

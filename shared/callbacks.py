@@ -6,6 +6,11 @@ doubling to at most an hour apart, until a day has passed since the first try. A
 answer but 2xx, or none within 10 s in all, is a failed try. One sender holds an
 attempt at a time; one that crashes mid-send lets its hold run out, and the attempt is
 made again (at least once, where a crash leaves no record).
+
+Sending is work of its own: the stream and the clock only hand due deliveries to an
+`Outbox` (`shared.outbox`: an SQS queue read by the sender function on AWS, `emit dev`'s
+own sender threads locally), so a target that never answers holds up its own space's
+deliveries, never the stream's records or the clock's ticks.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import socket
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import httpx
@@ -44,7 +49,8 @@ HOLD_MS = 60 * limits.SECOND_MS
 """How long one sender holds an attempt: well past the send's deadline and the writes
 around it, so two senders never hold one delivery at once."""
 CONCURRENT_SENDS = 32
-"""Sends in flight at once, per batch; the others wait for a slot before taking their hold."""
+"""Sends in flight at once, per batch (one sender invocation's messages: at most ten from
+SQS, or `emit dev`'s room for one space); the others wait for a slot before taking their hold."""
 SIGNATURE_HEADER = "Emit-Signature"
 
 
@@ -75,6 +81,13 @@ def retry_wait_ms(attempts: int) -> int:
 
 Due = tuple[str, str] | tuple[str, str, Item]
 """A delivery to try: (space, job id), with the finished job's item when it is at hand."""
+
+
+class Outbox(Protocol):
+    """Where the stream and the clock hand over the deliveries they made due: the sender
+    takes each one's hold before it sends, so a delivery handed over twice is sent once."""
+
+    def submit(self, dues: Sequence[Due]) -> None: ...
 
 
 class TargetRefused(Exception):
@@ -247,6 +260,16 @@ class Dispatcher:
         A target's third element is the finished job's item when the caller has it (the
         stream record that finished it carries it, and a finished job never changes);
         else it is read."""
+        states: list[str] = []
+        for outcome in self.dispatch_each(targets):
+            if isinstance(outcome, BaseException):
+                raise outcome  # after every other attempt has been made and recorded
+            states.append(outcome)
+        return states
+
+    def dispatch_each(self, targets: Sequence[Due]) -> list[str | BaseException]:
+        """Like `dispatch_many`, but answers each target's own outcome: its state, or the
+        exception that kept its attempt from being made or recorded (the table failed)."""
         if not targets:
             return []
         loop = asyncio.new_event_loop()
@@ -259,20 +282,14 @@ class Dispatcher:
             # cannot be cancelled); asyncio.run would.
             loop.close()
 
-    async def _dispatch_all(self, targets: Sequence[Due]) -> list[str]:
+    async def _dispatch_all(self, targets: Sequence[Due]) -> list[str | BaseException]:
         slots = asyncio.Semaphore(CONCURRENT_SENDS)
         async with httpx.AsyncClient(
             transport=self.transport, follow_redirects=False, timeout=self.send_deadline_s
         ) as client:
-            outcomes = await asyncio.gather(
+            return await asyncio.gather(
                 *(self._dispatch(client, slots, target) for target in targets), return_exceptions=True
             )
-        states: list[str] = []
-        for outcome in outcomes:
-            if isinstance(outcome, BaseException):
-                raise outcome  # after every other attempt has been made and recorded
-            states.append(outcome)
-        return states
 
     async def _dispatch(self, client: httpx.AsyncClient, slots: asyncio.Semaphore, target: Due) -> str:
         async with slots:  # the hold and the deadline start once a slot is free

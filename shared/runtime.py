@@ -17,11 +17,12 @@ import httpx
 from botocore.config import Config
 
 from shared.auth import Tokens
-from shared.callbacks import Dispatcher, TargetPolicy
+from shared.callbacks import Dispatcher, Outbox, TargetPolicy
 from shared.clock import Clock, SystemClock
 from shared.diagnostics import Diagnostics
 from shared.follow import FollowLinks
 from shared.notify import Notifier
+from shared.outbox import LocalOutbox, SqsOutbox
 from shared.policy import Policies
 from shared.queue import Queue, QueueConfig
 from shared.spaces import SpaceSettings
@@ -60,6 +61,10 @@ class Runtime:
     unclaimed_every_ms: int = 600_000
     callback_transport: httpx.AsyncBaseTransport | None = None
     """Where callbacks go; None: the network."""
+    callback_queue_url: str | None = None
+    """The callback sender's SQS queue (on AWS, where `sqs` is its client); None: the
+    sender runs in this process (`emit dev`'s threads, or the tests by hand)."""
+    sqs: Any = None
     book_shards: int = keys.BOOK_SHARDS
     """The partitions of the lease and deadline books (`keys.BOOK_SHARDS`; fewer locally,
     where the clock ticks every second)."""
@@ -107,6 +112,9 @@ class Runtime:
             policy=self.targets,
             transport=self.callback_transport,
         )
+        self.outbox: Outbox = (
+            SqsOutbox(self.sqs, self.callback_queue_url) if self.callback_queue_url else LocalOutbox()
+        )
         self.sweeper = Sweeper(
             clock=self.clock,
             jobs=self.jobs,
@@ -114,14 +122,15 @@ class Runtime:
             settings=self.settings,
             policies=self.policies,
             leases=self.leases,
-            dispatcher=self.dispatcher,
+            deliveries=self.deliveries,
+            outbox=self.outbox,
             unclaimed_every_ms=self.unclaimed_every_ms,
         )
         self.stream = StreamProcessor(
             clock=self.clock,
             jobs=self.jobs,
             deliveries=self.deliveries,
-            dispatcher=self.dispatcher,
+            outbox=self.outbox,
             spaces=self.space_store,
             notifier=Notifier(clock=self.clock, jobs=self.jobs, spaces=self.space_store, queue=self.queue),
         )
@@ -134,6 +143,8 @@ class Runtime:
             "dynamodb", endpoint_url=env.get("EMIT_DYNAMODB_ENDPOINT") or None, config=config
         )
         s3: S3Client = boto3.client("s3", endpoint_url=env.get("EMIT_S3_ENDPOINT") or None, config=config)
+        # Set on the functions that hand callbacks over (the stream's and the clock's).
+        queue_url = env.get("EMIT_CALLBACK_QUEUE_URL") or None
         return cls(
             clock=SystemClock(),
             dynamodb=dynamodb,
@@ -151,6 +162,8 @@ class Runtime:
             dev_token=env.get("EMIT_DEV_TOKEN") or None,
             allow_private_callbacks=env.get("EMIT_ALLOW_PRIVATE_CALLBACKS") == "true",
             unclaimed_every_ms=int(env.get("EMIT_UNCLAIMED_EVERY_MS", "600000")),
+            callback_queue_url=queue_url,
+            sqs=boto3.client("sqs", config=config) if queue_url else None,
         )
 
 

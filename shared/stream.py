@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from shared.callbacks import Dispatcher, Due
+from shared.callbacks import Due, Outbox
 from shared.clock import Clock
 from shared.machine import FINAL, JobStatus
 from shared.notify import Notifier
@@ -86,14 +86,14 @@ class StreamProcessor:
         clock: Clock,
         jobs: JobStore,
         deliveries: DeliveryStore,
-        dispatcher: Dispatcher,
+        outbox: Outbox,
         spaces: SpaceStore,
         notifier: Notifier | None = None,
     ) -> None:
         self.clock = clock
         self.jobs = jobs
         self.deliveries = deliveries
-        self.dispatcher = dispatcher
+        self.outbox = outbox
         self.spaces = spaces
         self.notifier = notifier
 
@@ -121,6 +121,8 @@ class StreamProcessor:
         return None
 
     def deliver(self, due: list[Due]) -> None:
-        """First tries for the callbacks these records made due; what fails waits for the clock."""
+        """Hand the callbacks these records made due to the sender, which makes their first
+        tries (never here: a target that does not answer would hold up the stream); what
+        fails there waits for the clock."""
         once = {(target[0], target[1]): target for target in due}  # a record seen twice: one try
-        self.dispatcher.dispatch_many(list(once.values()))
+        self.outbox.submit(list(once.values()))

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
 
-from shared.callbacks import Dispatcher, Due
+from shared.callbacks import Due, Outbox
 from shared.clock import Clock
 from shared.deadlines import cancel_expired
 from shared.machine import JobStatus, expire, unclaimed
@@ -25,6 +25,7 @@ from shared.store.books import Book, Bucket, E
 from shared.store.codec import expired
 from shared.store.counters import Owner
 from shared.store.deadlines import DeadlineBucket
+from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import ConditionFailed, Item
 from shared.store.jobs import JobStore
 from shared.store.leases import LeaseBook, LeaseBucket
@@ -55,7 +56,8 @@ class Sweeper:
         settings: SpaceSettings,
         policies: Policies,
         leases: LeaseBook,
-        dispatcher: Dispatcher,
+        deliveries: DeliveryStore,
+        outbox: Outbox,
         unclaimed_every_ms: int = 600_000,
         unclaimed_per_name: int = 1_000,
         rand: Callable[[], float] = random.random,
@@ -67,7 +69,8 @@ class Sweeper:
         self.settings = settings
         self.policies = policies
         self.leases = leases
-        self.dispatcher = dispatcher
+        self.deliveries = deliveries
+        self.outbox = outbox
         self.unclaimed_every_ms = unclaimed_every_ms
         """Never-claimed jobs are looked for less often than every tick: their windows are days."""
         self.unclaimed_per_name = unclaimed_per_name
@@ -293,16 +296,19 @@ class Sweeper:
 
     def retry_callbacks(self, report: TickReport) -> None:
         """Deliveries due again, and deliveries the stream never recorded: those of finished
-        jobs still marked a grace after they finished. The clock records them, then tries."""
-        now, deliveries = self.clock.now_ms(), self.dispatcher.deliveries
+        jobs still marked a grace after they finished. The clock records them, then hands
+        them to the sender (never sends them itself: a target that does not answer would
+        hold up the tick, and every space's leases and deadlines with it)."""
+        now, deliveries = self.clock.now_ms(), self.deliveries
         due: dict[tuple[str, str], Due] = {}
         for found in deliveries.due(self.spaces.callback_spaces(), now):
             if not found.recorded:
                 report.callbacks["UNRECORDED"] = report.callbacks.get("UNRECORDED", 0) + 1
             if found.recorded or deliveries.start(found.space, found.job_id, now, clear_mark=True):
                 due[found.space, found.job_id] = (found.space, found.job_id)
-        for state in self.dispatcher.dispatch_many(list(due.values())):
-            report.callbacks[state] = report.callbacks.get(state, 0) + 1
+        self.outbox.submit(list(due.values()))
+        if due:
+            report.callbacks["HANDED_OVER"] = len(due)
 
 
 def item_lease(item: Item) -> int:

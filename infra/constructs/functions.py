@@ -68,8 +68,18 @@ class Functions(Construct):
             "POWERTOOLS_METRICS_NAMESPACE": constants.METRICS_NAMESPACE,
         }
 
-    def add(self, module: str, *, memory_mb: int, timeout_s: int, description: str) -> lambda_.Function:
-        """The function serving `functions/<module>.py`, with its role, log group and alarms.
+    def add(
+        self,
+        module: str,
+        *,
+        memory_mb: int,
+        timeout_s: int,
+        description: str,
+        reserved_concurrency: int | None = None,
+    ) -> lambda_.Function:
+        """The function serving `functions/<module>.py`, with its role, log group and alarms
+        (and, given `reserved_concurrency`, that much of the account's concurrency, its own
+        and its most).
 
         Its access comes from `infra.access.ACCESS[module]`: a module without an entry
         there has no function, so nothing runs with permissions nobody wrote down.
@@ -117,6 +127,7 @@ class Functions(Construct):
             tracing=lambda_.Tracing.ACTIVE,
             role=role,
             log_group=log_group,
+            reserved_concurrent_executions=reserved_concurrency,
         )
         acknowledge(
             role,

@@ -144,16 +144,18 @@ class Monitoring(Construct):
             ),
         )
 
-    def watch_dead_letters(self, queue: sqs.Queue) -> None:
+    def watch_dead_letters(
+        self,
+        queue: sqs.Queue,
+        *,
+        name: str = "dead-letters",
+        title: str = "Dead letters",
+        description: str = "Stream records or clock ticks were given up on; their metadata is in "
+        "the dead-letter queue. Inspect, fix, then replay or purge.",
+    ) -> None:
         depth = queue.metric_approximate_number_of_messages_visible(period=_PERIOD, statistic="Maximum")
-        self._alarm(
-            "dead-letters",
-            depth,
-            threshold=constants.DEAD_LETTER_THRESHOLD,
-            description="Stream records or clock ticks were given up on; their metadata is in "
-            "the dead-letter queue. Inspect, fix, then replay or purge.",
-        )
-        self.dashboard.add_widgets(cloudwatch.GraphWidget(title="Dead letters", width=_WIDE, left=[depth]))
+        self._alarm(name, depth, threshold=constants.DEAD_LETTER_THRESHOLD, description=description)
+        self.dashboard.add_widgets(cloudwatch.GraphWidget(title=title, width=_WIDE, left=[depth]))
 
     def watch_stream(self, module: str, function: lambda_.Function) -> None:
         age = function.metric("IteratorAge", period=_PERIOD, statistic="Maximum")

@@ -5,13 +5,15 @@ Each handler joins the stack with one call in `infra/stack.py`, once its module 
 
     self.triggers.stream_processor("<module>", filters=[...], memory_mb=..., timeout_s=...)
     self.triggers.clock("<module>", memory_mb=..., timeout_s=...)
+    self.triggers.callback_sender("<module>", handed_over_by=[...], memory_mb=..., ...)
 
-Both share one dead-letter queue (created with the first of them) and its alarm.
+The stream and the clock share one dead-letter queue (created with the first of them) and
+its alarm; the callback sender's queue has a dead-letter queue and an alarm of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from aws_cdk import Aws, Duration
@@ -152,4 +154,76 @@ class Triggers(Construct):
                 role=role,
             ),
         )
+        return function
+
+    def callback_sender(
+        self,
+        module: str,
+        *,
+        handed_over_by: Iterable[lambda_.Function],
+        memory_mb: int,
+        timeout_s: int,
+        concurrency: int,
+        description: str = "Callback sender: tries the callbacks handed over",
+    ) -> lambda_.Function:
+        """`functions/<module>.py`, invoked with batches of its own standard queue's messages:
+        the callbacks `handed_over_by`'s functions (the stream's, the clock's) made due, which
+        may send to the queue and learn its URL from `EMIT_CALLBACK_QUEUE_URL`. Each message
+        is in its space's group, so SQS's fair queues keep one space's backlog from
+        delaying another's [SQS developer guide, "Fair queues"].
+
+        Its concurrency is reserved (and its event source runs at most that much), so a
+        flood of callbacks to dead targets costs those tries their time and nothing else.
+        A message it reports failed (`ReportBatchItemFailures`) is given again after the
+        visibility timeout, and after `CALLBACK_MAX_RECEIVES` goes to a dead-letter queue
+        of its own, which raises an alarm."""
+        dead_letters = sqs.Queue(
+            self,
+            "CallbackDeadLetters",
+            retention_period=Duration.days(constants.DEAD_LETTER_RETENTION_DAYS),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+        )
+        acknowledge(
+            dead_letters,
+            "AwsSolutions-SQS3",
+            "This queue is the callback queue's dead-letter queue: what lands here stays for an operator.",
+        )
+        self._monitoring.watch_dead_letters(
+            dead_letters,
+            name="callback-dead-letters",
+            title="Callback dead letters",
+            description="Callback messages whose attempt could not be made five times (the table "
+            "failed, or a message was malformed). Their deliveries are still due, and the clock "
+            "hands them over again; see the sender's logs, then purge.",
+        )
+        queue = sqs.Queue(
+            self,
+            "Callbacks",
+            visibility_timeout=Duration.seconds(constants.CALLBACK_VISIBILITY_TIMEOUT_S),
+            retention_period=Duration.hours(constants.CALLBACK_MESSAGE_RETENTION_HOURS),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            dead_letter_queue=sqs.DeadLetterQueue(
+                max_receive_count=constants.CALLBACK_MAX_RECEIVES, queue=dead_letters
+            ),
+        )
+        function = self._functions.add(
+            module,
+            memory_mb=memory_mb,
+            timeout_s=timeout_s,
+            description=description,
+            reserved_concurrency=concurrency,
+        )
+        function.add_event_source(
+            sources.SqsEventSource(
+                queue,
+                batch_size=constants.CALLBACK_BATCH_SIZE,
+                max_concurrency=concurrency,
+                report_batch_item_failures=True,
+            )
+        )
+        for sender in handed_over_by:
+            queue.grant_send_messages(sender)
+            sender.add_environment("EMIT_CALLBACK_QUEUE_URL", queue.queue_url)
         return function

@@ -57,6 +57,16 @@ def test_every_route_function_and_no_other_module_has_an_access_entry() -> None:
 _S3_ACTIONS = {"GetObject": "gets", "PutObject": "puts", "DeleteObject": "deletes"}
 _STREAM_READS = {f"dynamodb:{a}" for a in ("DescribeStream", "GetRecords", "GetShardIterator", "ListStreams")}
 _DEAD_LETTERS = {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
+_HAND_OVER = _DEAD_LETTERS
+"""The stream's and the clock's grant on the callback queue: send, nothing more."""
+_CONSUME = {
+    "sqs:ReceiveMessage",
+    "sqs:ChangeMessageVisibility",
+    "sqs:GetQueueUrl",
+    "sqs:DeleteMessage",
+    "sqs:GetQueueAttributes",
+}
+"""The callback sender's event source reads its queue as the sender's role."""
 
 
 def _granted(emit: Json, function_id: str) -> Access:
@@ -74,11 +84,17 @@ def _granted(emit: Json, function_id: str) -> Access:
         if service == {"xray"}:
             assert sorted(actions) == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
             continue
-        if service == {"sqs"} or set(actions) <= _STREAM_READS:
-            # The stream's event source mapping reads the stream as the function's role, and
-            # sends what keeps failing to the dead-letter queue: only the stream handler's role.
-            assert module_of(emit["Resources"][function_id]) == "stream_handler", statement
-            assert set(actions) <= _STREAM_READS | _DEAD_LETTERS, statement
+        module = module_of(emit["Resources"][function_id])
+        if service == {"sqs"}:
+            # The stream's and the clock's functions hand callbacks to the sender's queue
+            # (and the stream's mapping sends what keeps failing to the dead-letter queue);
+            # the sender's mapping reads its queue. No other role touches a queue.
+            allowed = {"stream_handler": _HAND_OVER, "clock_handler": _HAND_OVER, "callback_sender": _CONSUME}
+            assert set(actions) <= allowed.get(module, set()), statement
+            continue
+        if set(actions) <= _STREAM_READS:
+            # The stream's event source mapping reads the stream as the function's role.
+            assert module == "stream_handler", statement
             continue
         for resource in as_list(statement["Resource"]):
             owner, suffix = resource_suffix(resource)
@@ -450,7 +466,7 @@ def test_the_stream_and_clock_entries_are_exactly_what_they_call(
     bg.stream()  # removals
     # Retried after its lease expired, then never claimed: failed by the window.
     assert _ok(api.get(f"{space}/jobs/{silent}"))["error"] == "not claimed within 7d"
-    for module in ("stream_handler", "clock_handler"):
+    for module in ("stream_handler", "clock_handler", "callback_sender"):
         used, granted = calls.access(module), ACCESS[module]
         assert used == granted, f"{module} calls {used}\nbut ACCESS grants {granted}"
         assert TOKEN_PARTITION not in calls.writes_to[module], module

@@ -11,6 +11,7 @@ from aws_cdk.assertions import Match, Template
 
 from infra import constants
 from infra.constructs.functions import Functions
+from shared.outbox import LocalOutbox, SqsOutbox
 from shared.routes import ROUTES, Route
 from shared.runtime import Runtime
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE, create_table_request
@@ -92,14 +93,23 @@ def test_functions_share_runtime_layers_and_observability(emit: Json) -> None:
     assert len(layers) == 2
     table = next(iter(resources(emit, "AWS::DynamoDB::Table")))
     bucket = next(iter(resources(emit, "AWS::S3::Bucket")))
+    (queue,) = (
+        name
+        for name, queue in resources(emit, "AWS::SQS::Queue").items()
+        if "RedrivePolicy" in queue["Properties"]
+    )
     for function in resources(emit, "AWS::Lambda::Function").values():
         props = function["Properties"]
+        variables = dict(props["Environment"]["Variables"])
+        if module_of(function) in ("stream_handler", "clock_handler"):
+            # The two that hand callbacks over learn where to.
+            assert variables.pop("EMIT_CALLBACK_QUEUE_URL") == {"Ref": queue}
         assert props["Runtime"] == Functions.RUNTIME.name == "python3.13"
         assert props["Architectures"] == ["arm64"]
         assert props["TracingConfig"] == {"Mode": "Active"}
         assert sorted(referenced(layer) for layer in props["Layers"]) == sorted(layers)
         assert "LogGroup" in props["LoggingConfig"]
-        assert props["Environment"]["Variables"] == {
+        assert variables == {
             "EMIT_TABLE": {"Ref": table},
             "EMIT_BUCKET": {"Ref": bucket},
             "EMIT_MAX_WAIT_MS": "25000",
@@ -124,6 +134,45 @@ def test_the_environment_is_what_the_runtime_reads() -> None:
     assert (built.queue_config.max_wait_ms, built.queue_config.poll_ms) == (25_000, 250)
     assert built.queue_config.poll_max_ms <= 1_000, "a waiting worker learns of new work within 1 s"
     assert built.settings_cache_ms == 2_000
+    assert isinstance(built.outbox, LocalOutbox), "no queue: a function that never hands callbacks over"
+    with_queue = Runtime.from_env({"EMIT_TABLE": "t", "EMIT_CALLBACK_QUEUE_URL": "https://sqs/q"})
+    assert isinstance(with_queue.outbox, SqsOutbox) and with_queue.outbox.queue_url == "https://sqs/q"
+
+
+def test_callbacks_are_sent_by_a_function_of_their_own_fed_by_a_queue(emit: Json) -> None:
+    """Never inside the stream's or the clock's loop: those hand callbacks to a standard
+    queue, read by the sender with concurrency reserved for it, partial batch failures,
+    a visibility timeout above its timeout, and a dead-letter queue of its own."""
+    (sender_id,) = (
+        name
+        for name, function in resources(emit, "AWS::Lambda::Function").items()
+        if module_of(function) == "callback_sender"
+    )
+    sender = emit["Resources"][sender_id]["Properties"]
+    assert sender["ReservedConcurrentExecutions"] == constants.CALLBACK_SENDER_CONCURRENCY
+    queues = resources(emit, "AWS::SQS::Queue")
+    ((queue_id, queue),) = ((n, q) for n, q in queues.items() if "RedrivePolicy" in q["Properties"])
+    props = queue["Properties"]
+    assert "FifoQueue" not in props, "a standard queue: fair queues, by each message's space"
+    assert props["VisibilityTimeout"] > sender["Timeout"]
+    redrive = props["RedrivePolicy"]
+    assert redrive["maxReceiveCount"] == constants.CALLBACK_MAX_RECEIVES
+    dead_letters = redrive["deadLetterTargetArn"]["Fn::GetAtt"][0]
+    assert dead_letters in queues and dead_letters != queue_id
+    watched = [
+        a["Properties"]
+        for a in resources(emit, "AWS::CloudWatch::Alarm").values()
+        if a["Properties"].get("Namespace") == "AWS/SQS"
+    ]
+    assert any(a["Dimensions"][0]["Value"] == {"Fn::GetAtt": [dead_letters, "QueueName"]} for a in watched)
+    (mapping,) = (
+        m["Properties"]
+        for m in resources(emit, "AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"]["EventSourceArn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
+    )
+    assert mapping["FunctionName"] == {"Ref": sender_id}
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["ScalingConfig"]["MaximumConcurrency"] == constants.CALLBACK_SENDER_CONCURRENCY
 
 
 def test_every_function_logs_to_its_own_group_for_a_month(emit: Json) -> None:
@@ -132,8 +181,8 @@ def test_every_function_logs_to_its_own_group_for_a_month(emit: Json) -> None:
         referenced(f["Properties"]["LoggingConfig"]["LogGroup"])
         for f in resources(emit, "AWS::Lambda::Function").values()
     ]
-    assert len(set(used)) == len(used) == len(ROUTES) + 2, (
-        "every route's function, the stream's and the clock's"
+    assert len(set(used)) == len(used) == len(ROUTES) + 3, (
+        "every route's function, the stream's, the clock's and the callback sender's"
     )
     assert all(groups[g]["Properties"]["RetentionInDays"] == 30 for g in used)
 
@@ -282,7 +331,11 @@ def test_the_stream_reaches_its_handler_filtered_bisected_and_dead_lettered(
     template: Template, emit: Json
 ) -> None:
     handler = _function_of(emit, "stream_handler")
-    (mapping,) = resources(emit, "AWS::Lambda::EventSourceMapping").values()
+    (mapping,) = (
+        m
+        for m in resources(emit, "AWS::Lambda::EventSourceMapping").values()
+        if referenced(m["Properties"]["FunctionName"]) == handler
+    )
     props = mapping["Properties"]
     assert referenced(props["FunctionName"]) == handler
     assert props["BisectBatchOnFunctionError"] is True

@@ -10,7 +10,6 @@ import httpx
 import pytest
 from botocore.exceptions import ClientError
 
-from devserver.background import tick
 from shared import limits
 from shared.callbacks import TargetPolicy
 from shared.clock import ManualClock
@@ -266,10 +265,10 @@ def test_a_receiver_that_drips_its_answer_is_abandoned_at_the_deadline(
     assert (shown["state"], shown["attempts"], shown["lastError"]) == ("PENDING", 1, "no answer within 2 s")
     assert delivery(api, fast)["state"] == "DELIVERED", "sent alongside, not held up"
     clock.advance(4_999)
-    tick(60_000)
+    bg.tick()
     assert drip.paths.count("/drip") == 1
     clock.advance(1)
-    tick(60_000)
+    bg.tick()
     assert drip.paths.count("/drip") == 2 and delivery(api, slow)["attempts"] == 2
 
 
