@@ -8,7 +8,11 @@ import copy
 import dataclasses
 import hashlib
 import hmac
+import itertools
 import json
+import os
+import re
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,7 +29,7 @@ from moto.s3.models import s3_backends
 
 from devserver import gateway
 from devserver.background import Background
-from devserver.wiring import BUCKET, REGION, TABLE, build_runtime
+from devserver.wiring import BUCKET, REGION, TABLE, build_runtime, ensure_table
 from shared import openapi
 from shared.clock import Clock
 from shared.queue import QueueConfig
@@ -184,6 +188,48 @@ class LocalAws:
             bucket.keys.pop(name)  # disposes of each version's buffer
 
 
+class EndpointAws:
+    """DynamoDB on an endpoint (`EMIT_TEST_DYNAMODB_ENDPOINT`: AWS's DynamoDB Local under
+    `make test-dynamodb-local`), S3 in moto, as `emit dev --dynamodb-endpoint` runs.
+
+    Each test gets a table of its own, made before it and deleted after (a few tens of
+    milliseconds each on DynamoDB Local, which keeps tables in memory); its name carries the
+    xdist worker's, so workers sharing the engine never meet. The stream reader finds the
+    table's own stream (`LatestStreamArn`) through `streams`, a client of the endpoint."""
+
+    def __init__(self, endpoint: str) -> None:
+        self.endpoint = endpoint.rstrip("/")
+        passthrough = {"urls": [re.escape(self.endpoint) + ".*"], "services": []}
+        self.mock = mock_aws(config={"core": {"passthrough": passthrough}})
+        self.streams = boto3.client("dynamodbstreams", region_name=REGION, endpoint_url=self.endpoint)
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        self.prefix = f"emit-{worker}-{secrets.token_hex(3)}"
+        self.numbers = itertools.count()
+        self.template: Runtime | None = None
+        self.table: str | None = None
+
+    def runtime(self, clock: Clock) -> Runtime:
+        self.mock.start(reset=False)
+        self.table = f"{self.prefix}-{next(self.numbers)}"
+        if self.template is None or BUCKET not in s3_backends[DEFAULT_ACCOUNT_ID]["global"].buckets:
+            self.template = build_runtime(
+                clock=clock,
+                dynamodb_endpoint=self.endpoint,
+                table=self.table,
+                queue_config=QueueConfig(max_wait_ms=60_000),
+            )
+        else:
+            ensure_table(self.template.dynamodb, self.table)
+            LocalAws._empty_bucket()
+        return dataclasses.replace(self.template, clock=clock, table=self.table)
+
+    def release(self) -> None:
+        if self.template is not None and self.table is not None:
+            self.template.dynamodb.delete_table(TableName=self.table)
+            self.table = None
+        self.mock.stop(remove_data=False)
+
+
 T = TypeVar("T")
 
 PATIENCE_S = 60.0
@@ -204,4 +250,4 @@ def eventually(check: Callable[[], T | None], timeout: float = PATIENCE_S, inter
         time.sleep(interval)
 
 
-__all__ = ["Answer", "Api", "Background", "LocalAws", "check_signature", "eventually"]
+__all__ = ["Answer", "Api", "Background", "EndpointAws", "LocalAws", "check_signature", "eventually"]
