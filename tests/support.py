@@ -29,11 +29,12 @@ from moto.s3.models import s3_backends
 
 from devserver import gateway
 from devserver.background import Background
-from devserver.wiring import BUCKET, REGION, TABLE, build_runtime, ensure_table
+from devserver.wiring import BUCKET, REGION, TABLE, build_runtime
 from shared import openapi
 from shared.clock import Clock
 from shared.queue import QueueConfig
 from shared.runtime import Runtime
+from shared.store.table import create_table_request
 
 
 @dataclass
@@ -201,6 +202,7 @@ class EndpointAws:
         self.endpoint = endpoint.rstrip("/")
         passthrough = {"urls": [re.escape(self.endpoint) + ".*"], "services": []}
         self.mock = mock_aws(config={"core": {"passthrough": passthrough}})
+        self.client = boto3.client("dynamodb", region_name=REGION, endpoint_url=self.endpoint)
         self.streams = boto3.client("dynamodbstreams", region_name=REGION, endpoint_url=self.endpoint)
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         self.prefix = f"emit-{worker}-{secrets.token_hex(3)}"
@@ -211,6 +213,10 @@ class EndpointAws:
     def runtime(self, clock: Clock) -> Runtime:
         self.mock.start(reset=False)
         self.table = f"{self.prefix}-{next(self.numbers)}"
+        # Without TTL: DynamoDB Local deletes expired items by the wall clock, a test's
+        # ManualClock is months behind it, so a job would vanish mid-test at the engine's
+        # whim. The tests expire items by hand (`Background.expire_ttl`), as on moto.
+        self.client.create_table(**create_table_request(self.table))
         if self.template is None or BUCKET not in s3_backends[DEFAULT_ACCOUNT_ID]["global"].buckets:
             self.template = build_runtime(
                 clock=clock,
@@ -219,13 +225,12 @@ class EndpointAws:
                 queue_config=QueueConfig(max_wait_ms=60_000),
             )
         else:
-            ensure_table(self.template.dynamodb, self.table)
             LocalAws._empty_bucket()
         return dataclasses.replace(self.template, clock=clock, table=self.table)
 
     def release(self) -> None:
-        if self.template is not None and self.table is not None:
-            self.template.dynamodb.delete_table(TableName=self.table)
+        if self.table is not None:
+            self.client.delete_table(TableName=self.table)
             self.table = None
         self.mock.stop(remove_data=False)
 

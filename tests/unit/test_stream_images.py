@@ -1,4 +1,5 @@
-"""Stream record images as each engine writes them (shared/stream.py `JobChange.of`)."""
+"""Stream records as each engine writes them: the stream reader's Lambda records
+(devserver/background.py `as_lambda_record`) and their images (shared/stream.py `JobChange.of`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from devserver.background import as_lambda_record
 from shared.stream import JobChange
 
 
@@ -38,3 +40,14 @@ def test_binary_values_come_as_base64_text_in_lambda_events_and_as_bytes_otherwi
     assert change.new["b"] == data and change.new["raw"] == data
     assert change.new["bs"] == {data}
     assert change.new["m"] == {"b": data}
+
+
+def test_a_deletion_by_ttl_reaches_the_handler_as_remove_whatever_the_engine_names_it() -> None:
+    """DynamoDB Local names the records of its TTL deletions UNKNOWN_TO_SDK_VERSION."""
+    keys = {"pk": {"S": "J#space#0"}, "sk": {"S": "job1"}}
+    for name in ("REMOVE", "UNKNOWN_TO_SDK_VERSION"):
+        got = as_lambda_record({"eventName": name, "dynamodb": {"Keys": keys, "OldImage": keys}}, "arn")
+        change = JobChange.of(got)
+        assert got["eventName"] == "REMOVE" and change is not None and change.removed
+    insert = as_lambda_record({"eventName": "INSERT", "dynamodb": {"Keys": keys, "NewImage": keys}}, "arn")
+    assert insert["eventName"] == "INSERT"
