@@ -105,20 +105,19 @@ def running(folder: Path | None = None) -> Iterator[str]:
         "-port",
         str(port),
     ]
-    log = tempfile.TemporaryFile()
-    engine = subprocess.Popen(command, cwd=folder, stdout=log, stderr=subprocess.STDOUT)
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        _wait_until_it_answers(endpoint, engine, log)
-        yield endpoint
-    finally:
-        engine.terminate()
+    with tempfile.TemporaryFile() as log:
+        engine = subprocess.Popen(command, cwd=folder, stdout=log, stderr=subprocess.STDOUT)
+        endpoint = f"http://127.0.0.1:{port}"
         try:
-            engine.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            engine.kill()
-            engine.wait()
-        log.close()
+            _wait_until_it_answers(endpoint, engine, log)
+            yield endpoint
+        finally:
+            engine.terminate()
+            try:
+                engine.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                engine.kill()
+                engine.wait()
 
 
 def _wait_until_it_answers(endpoint: str, engine: subprocess.Popen[bytes], log: IO[bytes]) -> None:
