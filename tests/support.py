@@ -8,7 +8,11 @@ import copy
 import dataclasses
 import hashlib
 import hmac
+import itertools
 import json
+import os
+import re
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +34,7 @@ from shared import openapi
 from shared.clock import Clock
 from shared.queue import QueueConfig
 from shared.runtime import Runtime
+from shared.store.table import create_table_request
 
 
 @dataclass
@@ -184,6 +189,52 @@ class LocalAws:
             bucket.keys.pop(name)  # disposes of each version's buffer
 
 
+class EndpointAws:
+    """DynamoDB on an endpoint (`EMIT_TEST_DYNAMODB_ENDPOINT`: AWS's DynamoDB Local under
+    `make test-dynamodb-local`), S3 in moto, as `emit dev --dynamodb-endpoint` runs.
+
+    Each test gets a table of its own, made before it and deleted after (a few tens of
+    milliseconds each on DynamoDB Local, which keeps tables in memory); its name carries the
+    xdist worker's, so workers sharing the engine never meet. The stream reader finds the
+    table's own stream (`LatestStreamArn`) through `streams`, a client of the endpoint."""
+
+    def __init__(self, endpoint: str) -> None:
+        self.endpoint = endpoint.rstrip("/")
+        passthrough = {"urls": [re.escape(self.endpoint) + ".*"], "services": []}
+        self.mock = mock_aws(config={"core": {"passthrough": passthrough}})
+        self.client = boto3.client("dynamodb", region_name=REGION, endpoint_url=self.endpoint)
+        self.streams = boto3.client("dynamodbstreams", region_name=REGION, endpoint_url=self.endpoint)
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        self.prefix = f"emit-{worker}-{secrets.token_hex(3)}"
+        self.numbers = itertools.count()
+        self.template: Runtime | None = None
+        self.table: str | None = None
+
+    def runtime(self, clock: Clock) -> Runtime:
+        self.mock.start(reset=False)
+        self.table = f"{self.prefix}-{next(self.numbers)}"
+        # Without TTL: DynamoDB Local deletes expired items by the wall clock, a test's
+        # ManualClock is months behind it, so a job would vanish mid-test at the engine's
+        # whim. The tests expire items by hand (`Background.expire_ttl`), as on moto.
+        self.client.create_table(**create_table_request(self.table))
+        if self.template is None or BUCKET not in s3_backends[DEFAULT_ACCOUNT_ID]["global"].buckets:
+            self.template = build_runtime(
+                clock=clock,
+                dynamodb_endpoint=self.endpoint,
+                table=self.table,
+                queue_config=QueueConfig(max_wait_ms=60_000),
+            )
+        else:
+            LocalAws._empty_bucket()
+        return dataclasses.replace(self.template, clock=clock, table=self.table)
+
+    def release(self) -> None:
+        if self.table is not None:
+            self.client.delete_table(TableName=self.table)
+            self.table = None
+        self.mock.stop(remove_data=False)
+
+
 T = TypeVar("T")
 
 PATIENCE_S = 60.0
@@ -204,4 +255,4 @@ def eventually(check: Callable[[], T | None], timeout: float = PATIENCE_S, inter
         time.sleep(interval)
 
 
-__all__ = ["Answer", "Api", "Background", "LocalAws", "check_signature", "eventually"]
+__all__ = ["Answer", "Api", "Background", "EndpointAws", "LocalAws", "check_signature", "eventually"]

@@ -174,6 +174,7 @@ def no_table_backups(rt: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rt.db, "transact", never_cancelled)
 
 
+@pytest.mark.moto_only  # its 100,000 jobs need the embedded engine's per-partition queries
 def test_a_full_keys_backlog_of_100000_never_starves_another_key_nor_costs_reads(
     fast_rt: Runtime, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:

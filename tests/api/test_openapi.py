@@ -12,7 +12,7 @@ from openapi_spec_validator import OpenAPIV31SpecValidator
 from shared import openapi
 from shared.routes import ROUTES
 from shared.runtime import Runtime
-from tests.support import Answer, Api, Background, check_answer
+from tests.support import Answer, Api, Background, EndpointAws, LocalAws, check_answer
 
 DOC = "/v1/openapi.json"
 
@@ -120,11 +120,13 @@ def test_the_tests_check_every_answer(api: Api) -> None:
     assert Api.check_answers and api.check_answers
 
 
-def test_a_finished_job_with_its_callback_delivery_matches_the_document(api: Api, rt: Runtime) -> None:
+def test_a_finished_job_with_its_callback_delivery_matches_the_document(
+    api: Api, rt: Runtime, local_aws: LocalAws | EndpointAws
+) -> None:
     """Delivery states are made by the stream and the clock, not by a request."""
     answers = iter([httpx.Response(500), httpx.Response(204)])
     rt.dispatcher.transport = httpx.MockTransport(lambda _: next(answers))
-    bg = Background(rt)
+    bg = Background(rt, streams_client=local_aws.streams)
     jobs = "/v1/spaces/hooks/jobs"
     hook = {"url": "https://example.com/hook", "headers": {"X-Key": "secret"}}
     job_id = api.post(jobs, {"name": "n", "callback": hook}).body["id"]

@@ -11,13 +11,13 @@ import httpx
 import pytest
 
 from shared.runtime import Runtime
-from tests.support import Background, LocalAws, check_signature
+from tests.support import Background, EndpointAws, LocalAws, check_signature
 
 SECRET = "whsec_0123456789abcdef"
 
 
 @pytest.fixture
-def bg(rt: Runtime, local_aws: LocalAws) -> Background:
+def bg(rt: Runtime, local_aws: LocalAws | EndpointAws) -> Background:
     return Background(rt, streams_client=local_aws.streams)
 
 
