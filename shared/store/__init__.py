@@ -49,6 +49,7 @@ The modules, by what they keep:
 
 | module | keeps |
 | --- | --- |
+| `port` | the job store as the use cases see it: a `Protocol` over jobs, never items |
 | `table`, `keys`, `dynamo`, `codec` | the table's shape, its keys, the client, items <-> jobs |
 | `jobs/` | job items, one module a mechanism: `insert`, `read`, `apply`, `claim` (`jobs/__init__`) |
 | `keyed`, `counters`, `spread` | keys' entries, counted limits (slots, rates, `maxInFlight`), widths |

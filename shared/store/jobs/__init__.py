@@ -25,6 +25,8 @@ of its own (`claim._Claim`), not state on the store.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from shared.store.jobs.claim import Claims
 from shared.store.jobs.insert import TRANSACTION_ACTIONS, TRANSACTION_BYTES, Inserts, transaction_groups
 from shared.store.jobs.read import Reads
@@ -34,12 +36,17 @@ from shared.store.jobs.records import (
     Contended,
     CounterFull,
     Inserted,
+    JobConflict,
     KeyHold,
+    KeyHolder,
     NameLimits,
     NewRecord,
     Reservation,
     RetryOf,
 )
+
+if TYPE_CHECKING:
+    from shared.store.port import JobStorePort
 
 __all__ = [
     "TRANSACTION_ACTIONS",
@@ -49,8 +56,10 @@ __all__ = [
     "Contended",
     "CounterFull",
     "Inserted",
+    "JobConflict",
     "JobStore",
     "KeyHold",
+    "KeyHolder",
     "NameLimits",
     "NewRecord",
     "Reservation",
@@ -61,3 +70,7 @@ __all__ = [
 
 class JobStore(Inserts, Reads, Claims):
     """The job items of every space: `insert`, the reads, `claim` and `apply`."""
+
+
+if TYPE_CHECKING:
+    _speaks_the_port: type[JobStorePort] = JobStore

@@ -13,7 +13,7 @@ from shared.store.codec import GUARANTEE, HOLDS, UpdateBuilder, ready_sort, rele
 from shared.store.counters import Owner, release_action, take_action
 from shared.store.dynamo import ConditionFailed, Item, TransactionConflict, serialize, values
 from shared.store.jobs.parts import Parts
-from shared.store.jobs.records import Contended, CounterFull
+from shared.store.jobs.records import Contended, CounterFull, JobConflict
 
 
 class Transitions(Parts):
@@ -34,8 +34,8 @@ class Transitions(Parts):
         `extra` adds report parts (progress, counters) and conditions to the same write.
         `held` is the job's item as the caller read it (for the holds it has and whose
         counters they are), `owner` whose counters they are where the caller knows it.
-        Raises ConditionFailed, carrying the item as it stood, when the guard does not
-        hold; CounterFull when a hold the transition takes is at its cap.
+        Raises JobConflict (a ConditionFailed), carrying the job as it stood, when the guard
+        does not hold; CounterFull when a hold the transition takes is at its cap.
 
         A transition of a job holding nothing it lets go (the usual case: no limits) is one
         plain UpdateItem, which requires the job to hold nothing; refused for holding
@@ -66,8 +66,8 @@ class Transitions(Parts):
                 if transition.lets_go and item and stood != holds and _guard_allows(transition, item):
                     holds, owner, again = stood, Owner.of(item) or owner, True
                 if not again:
-                    raise
-        raise ConditionFailed(None)
+                    raise JobConflict(space, failed.item) from None
+        raise JobConflict(space, None)
 
     def _write(
         self,

@@ -14,7 +14,7 @@ from shared.store import keys
 from shared.store.codec import job_from_item, purged, ttl_seconds
 from shared.store.dynamo import ConditionFailed, Item
 from shared.store.jobs.parts import Parts
-from shared.store.jobs.records import Census, KeyHold
+from shared.store.jobs.records import Census, KeyHold, KeyHolder
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE
 
 
@@ -24,6 +24,20 @@ class Reads(Parts):
         their retry marks."""
         rows = self.db.batch_get([keys.retry_marker(space, i) for i in dict.fromkeys(job_ids)])
         return {row["pk"].rsplit("#", 1)[1]: row["jobId"] for row in rows}
+
+    def job(self, space: str, job_id: str, *, now_ms: int, bodies: bool = False) -> Job | None:
+        """The job (with its payload, result and error if `bodies`); None: there is none, or
+        it is past its retention at `now_ms` and not removed yet."""
+        item = self.get_item(space, job_id)
+        if item is None or purged(item, now_ms):
+            return None
+        return self.load(space, item, bodies=bodies)
+
+    def holder(self, space: str, key: str) -> KeyHolder | None:
+        """The job holding the idempotency key `key`, if any (released or not: the caller
+        decides, `KeyHolder.released`)."""
+        held = self.key_holder(space, key)
+        return KeyHolder.of(held.key, held.job) if held is not None else None
 
     def key_holder(self, space: str, key: str) -> KeyHold | None:
         """Who holds `key`, if anyone (released or not: the caller decides)."""

@@ -4,13 +4,15 @@ a claimed item, a name's census), and its two refusals besides `ConditionFailed`
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
-from shared.machine import Hold, Job, Place
+from shared.machine import Hold, Job, JobStatus, Place
 from shared.store import keys
-from shared.store.blobs import Packed
-from shared.store.dynamo import Item, serialize, values
+from shared.store.blobs import ITEM_BUDGET, Packed, pack
+from shared.store.codec import approximate_size, job_from_item, job_item
+from shared.store.dynamo import ConditionFailed, Item, serialize, values
 
 
 @dataclass
@@ -29,6 +31,24 @@ class NewRecord:
     """Written at most once (a notification, `shared.notify`): its id is fixed by what it
     is about, and its item is put only if no item has its key; a repeat answers DUPLICATE
     with that id."""
+
+    @classmethod
+    def packing(
+        cls,
+        space: str,
+        job: Job,
+        raw: bytes,
+        place: Place,
+        width: int = keys.READY_SHARDS,
+        *,
+        retry_ttl: int | None = None,
+        once: bool = False,
+    ) -> NewRecord:
+        """A new job whose payload, `raw` (UTF-8 JSON), the store packs: in the job's item
+        while it fits beside the job, else in a side item or S3 (`shared.store.blobs.pack`)."""
+        room = ITEM_BUDGET - approximate_size(job_item(job, {"payloadBytes": len(raw)}, place, width))
+        payload = pack(space, job.id, "payload", raw, room=room)
+        return cls(job, payload, place, width, retry_ttl=retry_ttl, once=once)
 
 
 @dataclass(frozen=True)
@@ -128,3 +148,50 @@ class Census:
             self.first_time += 1
         else:
             self.retrying += 1
+
+
+class JobConflict(ConditionFailed):
+    """A transition's guard did not hold: `current` is the job as it stood (None: there is
+    no such job).
+
+    Until every caller reads `current`, it is also the `ConditionFailed` it replaces, with
+    the item as it stood (`item`): `except ConditionFailed` still catches it."""
+
+    def __init__(self, space: str, item: Item | None) -> None:
+        super().__init__(item)
+        self.space = space
+
+    @functools.cached_property
+    def current(self) -> Job | None:
+        """The job as the refusal found it, without its payload, result or error."""
+        return None if self.item is None else job_from_item(self.space, self.item)
+
+
+@dataclass(frozen=True)
+class KeyHolder:
+    """The job holding an idempotency key: its id, and, while its item is there, its status
+    (None: retention removed it) and when it finished (from the key's item once removed)."""
+
+    job_id: str
+    status: JobStatus | None
+    finished_at_ms: int | None
+
+    @classmethod
+    def of(cls, key: Item, job: Item | None) -> KeyHolder:
+        """From a key's item and its job's item (None: removed)."""
+        if job is None:
+            finished = key.get("finishedAtMs")
+            return cls(str(key["jobId"]), None, None if finished is None else int(finished))
+        finished = job.get("finishedAtMs")
+        return cls(str(key["jobId"]), JobStatus(job["status"]), None if finished is None else int(finished))
+
+    def released(self, key_window_ms: int, now_ms: int) -> bool:
+        """A key is held while its job is unfinished, and for the key window after it
+        finished, even when retention has hidden or removed the job by then (a removed
+        job's finish time is copied onto the key item by the stream's cleanup: until then
+        the key stays held, the window not known to have passed)."""
+        if self.status is not None and not self.status.is_final:
+            return False
+        if self.finished_at_ms is None:
+            return False
+        return self.finished_at_ms + key_window_ms <= now_ms
