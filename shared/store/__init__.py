@@ -44,4 +44,16 @@ newest first and merges them (`shared.store.listing`), with no index to keep.
 A job item names the counts it holds a place in (`holds`: its space's `maxInFlight`, its
 name's slot); a transition that takes or lets go of one writes the job and the counter in
 one transaction (`shared.store.counters`).
+
+The modules, by what they keep:
+
+| module | keeps |
+| --- | --- |
+| `port` | the job store as the use cases see it: a `Protocol` over jobs, never items |
+| `table`, `keys`, `dynamo`, `codec` | the table's shape, its keys, the client, items <-> jobs |
+| `jobs/` | job items, one module a mechanism: `insert`, `read`, `apply`, `claim` (`jobs/__init__`) |
+| `keyed`, `counters`, `spread` | keys' entries, counted limits (slots, rates, `maxInFlight`), widths |
+| `blobs`, `journal`, `listing` | large values (side items, S3), lines and events, the newest-first list |
+| `books`, `leases`, `deadlines` | the buckets the clock reads: leases to check, deadlines to cancel |
+| `deliveries`, `spaces`, `tokens`, `secrets` | callbacks' deliveries, spaces' settings, tokens, secrets |
 """

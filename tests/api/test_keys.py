@@ -21,7 +21,7 @@ from shared.schema import NewJob
 from shared.store import keys
 from shared.store.codec import ready_sort
 from shared.store.dynamo import TransactionConflict
-from shared.store.jobs import _item
+from shared.store.jobs.insert import _item
 from shared.store.keyed import INDEX_LAG_MS
 from tests.conftest import mint
 from tests.support import Api

@@ -13,7 +13,7 @@ from shared.clock import ManualClock
 from shared.runtime import Runtime
 from shared.store import keys
 from shared.store.dynamo import Item
-from shared.store.jobs import _Look
+from shared.store.jobs.looks import Look
 from shared.store.spread import Spread
 from tests.support import Api
 
@@ -291,12 +291,12 @@ def test_a_keys_entry_seen_in_two_shards_at_once_is_read_once(
     the claim reads the key once and hands out its job once."""
     [key] = far_keys(1)
     job = api.post(JOBS, {"name": "n", "concurrencyKey": key}).body["id"]
-    read = _Look.read
+    read = Look.read
 
-    def lagging(self: _Look, shards: list[tuple[str, str]]) -> list[Item]:
+    def lagging(self: Look, shards: list[tuple[str, str]]) -> list[Item]:
         rows = read(self, shards)
         stale = [r | {"gpk": keys.ready_shard(SPACE, "n", 40)} for r in rows if keys.is_key_entry(r)]
         return rows + stale
 
-    monkeypatch.setattr(_Look, "read", lagging)
+    monkeypatch.setattr(Look, "read", lagging)
     assert [j["id"] for j in claim(api, 10)] == [job]

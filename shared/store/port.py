@@ -1,0 +1,45 @@
+"""The job store as the use cases see it: a `Protocol` over domain values, never items.
+
+What crosses the port is `shared.machine`'s `Job` and the values below: a refused
+transition is a `JobConflict` carrying the job as it stood, an idempotency key's holder
+is a `KeyHolder`, and a new job's payload goes in as bytes, packed by the store
+(`NewRecord.packing`). The values live with the store's others (`shared.store.jobs.records`);
+`shared.store.jobs.JobStore` is the one implementation (checked against `JobStorePort`
+by mypy in `shared.store.jobs`).
+
+This is the port's first part. The store's other methods still speak items (`apply`'s
+answer and its `extra`/`stored`/`held`, `claim`'s `Claimed.item`, `get_item`, `items`,
+`page`, `load`, `forget`, `insert`'s `key_released` over `KeyHold`): each joins the port
+as its callers move to `shared/jobs/` (issue 18, point 1).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from shared.machine import Job
+from shared.store.jobs.records import Census, JobConflict, KeyHolder, NewRecord
+
+
+class JobStorePort(Protocol):
+    """What the use cases ask of the job store, in domain values."""
+
+    def job(self, space: str, job_id: str, *, now_ms: int, bodies: bool = False) -> Job | None:
+        """The job, with its payload, result and error if `bodies`; None: there is none, or
+        it is past its retention at `now_ms`."""
+        ...
+
+    def holder(self, space: str, key: str) -> KeyHolder | None:
+        """Who holds the idempotency key `key`, if anyone (released or not)."""
+        ...
+
+    def retries(self, space: str, job_ids: list[str]) -> dict[str, str]:
+        """The jobs already made by retrying each of `job_ids` (old id -> new id)."""
+        ...
+
+    def census(self, space: str, name: str, now_ms: int, cap: int, *, reach: int = ...) -> Census:
+        """The pending jobs of `name`, by where they stand, up to `cap`."""
+        ...
+
+
+__all__ = ["Census", "JobConflict", "JobStorePort", "KeyHolder", "NewRecord"]
