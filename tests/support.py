@@ -28,7 +28,6 @@ from devserver.background import Background
 from devserver.wiring import BUCKET, REGION, TABLE, build_runtime
 from shared import openapi
 from shared.clock import Clock
-from shared.queue import QueueConfig
 from shared.runtime import Runtime
 
 
@@ -166,7 +165,7 @@ class LocalAws:
         self.mock.start(reset=False)
         tables = dynamodb_backends[DEFAULT_ACCOUNT_ID][REGION].tables
         if self.template is None or TABLE not in tables:
-            self.template = build_runtime(clock=clock, queue_config=QueueConfig(max_wait_ms=60_000))
+            self.template = build_runtime(clock=clock)
             self.empty_table = copy.deepcopy(tables[TABLE])
             self.streams = boto3.client("dynamodbstreams", region_name=REGION)
         else:
