@@ -78,14 +78,15 @@ class Config(BaseModel):
     poll_ms: Annotated[
         int, Env("EMIT_POLL_MS", local=50, local_why="local reads cost nothing: tests see new work sooner")
     ] = Field(250, ge=1)
-    """How soon a waiting claim first looks again (the pause then doubles while nothing
-    comes): a job created while a worker waits is handed out within about a quarter
-    second, for about 4 reads a second per waiting worker."""
+    """How soon a waiting claim (or follow) first looks again (the pause then doubles while
+    nothing comes): a job created while a worker waits is handed out within about a
+    quarter second, for about 4 reads a second per waiting worker."""
     poll_max_ms: Annotated[
         int,
         Env("EMIT_POLL_MAX_MS", local=200, local_why="local reads cost nothing: tests see new work sooner"),
     ] = Field(1_000, ge=1)
-    """The longest pause between a waiting claim's looks: how late it may see new work."""
+    """The longest pause between a waiting claim's (or follow's) looks: how late it may see
+    new work (or a follower a change)."""
     claim_payload_bytes: Annotated[
         int,
         Env(
@@ -224,6 +225,16 @@ def markdown_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+README_BEGIN = "<!-- config:begin (python -m shared.config writes this table) -->"
+README_END = "<!-- config:end -->"
+
+
+def readme_with_table(text: str) -> str:
+    """`text` (the README) with its configuration table as `markdown_table` makes it."""
+    start, end = text.index(README_BEGIN) + len(README_BEGIN), text.index(README_END)
+    return text[:start] + "\n" + markdown_table() + text[end:]
+
+
 def _cell(value: object) -> str:
     if value is None:
         return "unset"
@@ -232,3 +243,10 @@ def _cell(value: object) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return f"`{value}`"
+
+
+if __name__ == "__main__":
+    from pathlib import Path
+
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    readme.write_text(readme_with_table(readme.read_text()))

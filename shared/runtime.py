@@ -108,7 +108,12 @@ class Runtime:
         self.diagnostics = Diagnostics(clock=self.clock, jobs=self.jobs, spaces=self.space_store)
         self.tokens = Tokens(TokenStore(self.db), self.clock, self.config.dev_token)
         self.follow_links = FollowLinks(
-            clock=self.clock, jobs=self.jobs, journal=self.journal, secrets=ServiceSecrets(self.db)
+            clock=self.clock,
+            jobs=self.jobs,
+            journal=self.journal,
+            secrets=ServiceSecrets(self.db),
+            poll_ms=self.config.poll_ms,
+            poll_max_ms=self.config.poll_max_ms,
         )
         self.dispatcher = Dispatcher(
             clock=self.clock,

@@ -160,6 +160,10 @@ def test_the_environment_is_what_the_runtime_reads(emit: Json) -> None:
         )
         assert built.leases.shards == built.jobs.deadlines.shards == config.book_shards
         assert built.sweeper.unclaimed_every_ms == config.unclaimed_every_ms
+        assert (built.follow_links.poll_ms, built.follow_links.poll_max_ms) == (
+            config.poll_ms,
+            config.poll_max_ms,
+        )
         assert built.targets.allow_private is config.allow_private_callbacks is False
         assert built.tokens.dev_token is None
         if hands_over:
