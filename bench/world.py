@@ -17,13 +17,17 @@ from devserver.wiring import (
     one_backup_per_transaction,
 )
 from shared.clock import ManualClock
+from shared.config import Config
 from shared.runtime import Runtime
 
 
-def moto_runtime(clock: ManualClock, *, serialized: bool, **options: Any) -> tuple[Runtime, Any]:
+def moto_runtime(
+    clock: ManualClock, *, serialized: bool, callback_transport: Any = None, **settings: Any
+) -> tuple[Runtime, Any]:
     """A runtime on moto's in-memory AWS (inside `mock_aws`), and its raw DynamoDB client (for
     `CapacityMeter`). `serialized`: its calls one at a time, as `emit dev` makes them (moto
-    checks a condition and writes without a lock; the clock's drain runs threads)."""
+    checks a condition and writes without a lock; the clock's drain runs threads). Its
+    settings are AWS's (`shared.config`'s defaults) but for `settings`."""
     local_environment()
     one_backup_per_transaction()  # moto's own cost, not DynamoDB's: see devserver.wiring
     client: Any = boto3.client("dynamodb", region_name=REGION)
@@ -33,5 +37,8 @@ def moto_runtime(clock: ManualClock, *, serialized: bool, **options: Any) -> tup
     dynamodb, store = (client, s3)
     if serialized:
         dynamodb, store = Serialized(client, threading.Lock()), Serialized(s3, threading.Lock())
-    rt = Runtime(clock=clock, dynamodb=dynamodb, s3=store, table=TABLE, bucket=BUCKET, **options)
+    config = Config(table=TABLE, bucket=BUCKET, **settings)
+    rt = Runtime(
+        clock=clock, dynamodb=dynamodb, s3=store, config=config, callback_transport=callback_transport
+    )
     return rt, client

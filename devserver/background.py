@@ -2,8 +2,8 @@
 
 - The table's stream, read through the DynamoDB Streams API as Lambda's event source
   mapping reads it, handed in batches to the same stream handler.
-- The clock: the same clock handler, ticked every second (EventBridge Scheduler ticks
-  it every minute on AWS).
+- The clock: the same clock handler, ticked every `clock_tick_ms` (`shared.config`: a
+  second locally; EventBridge Scheduler ticks it every minute on AWS).
 - The callback sender: what the stream and the clock hand over (`shared.outbox`), handed
   in batches to the same sender handler as SQS hands its messages, on threads of its own:
   a space's target that never answers holds up only that space's callbacks.
@@ -28,6 +28,7 @@ from botocore.exceptions import ClientError
 from devserver.gateway import LambdaContext
 from devserver.wiring import REGION, Serialized
 from shared.callbacks import Due
+from shared.config import Config
 from shared.outbox import LocalOutbox, message
 from shared.runtime import Runtime
 from shared.store import dynamo
@@ -275,7 +276,7 @@ class Background:
         runtime: Runtime,
         *,
         endpoint: str | None = None,
-        tick_s: float = 1.0,
+        tick_s: float | None = None,
         streams_client: Any = None,
     ) -> None:
         self.runtime = runtime
@@ -283,14 +284,16 @@ class Background:
         self.reader = StreamReader(
             runtime, endpoint=endpoint, from_start=endpoint is None, client=streams_client
         )
-        self.tick_s = tick_s
+        self.tick_s = runtime.config.clock_tick_ms / 1000 if tick_s is None else tick_s
         outbox = runtime.outbox
         assert isinstance(outbox, LocalOutbox), "the callback sender runs here only with a local outbox"
         self.sender = Sender(outbox)
         self._stop = threading.Event()
         self._threads = [
             threading.Thread(target=self._loop, args=(self._stream, 0.1), name="emit-stream", daemon=True),
-            threading.Thread(target=self._loop, args=(self._tick, tick_s), name="emit-clock", daemon=True),
+            threading.Thread(
+                target=self._loop, args=(self._tick, self.tick_s), name="emit-clock", daemon=True
+            ),
             threading.Thread(target=self._loop, args=(self._ttl, 5.0), name="emit-ttl", daemon=True),
         ]
 
@@ -309,9 +312,9 @@ class Background:
         self.sender.drain()
         return records
 
-    def tick(self, tick_ms: int = 60_000) -> dict[str, Any]:
-        """The stream's new records first, then one tick of the clock handler, then the
-        callbacks it handed over."""
+    def tick(self, tick_ms: int = Config.default("clock_tick_ms")) -> dict[str, Any]:
+        """The stream's new records first, then one tick of the clock handler (by default
+        one of AWS's, a minute apart), then the callbacks it handed over."""
         self.stream()
         answer = tick(tick_ms)
         self.sender.drain()

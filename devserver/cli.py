@@ -10,9 +10,11 @@ import re
 import secrets
 import sys
 import warnings
+from collections.abc import Mapping
 from contextlib import ExitStack
 
 from devserver.wiring import build_runtime, local_environment
+from shared.config import Config
 from shared.routes import ROUTES
 from shared.runtime import install
 from shared.schema import NewToken
@@ -24,13 +26,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dynamodb-endpoint",
         default=None,
-        help="keep tables on this DynamoDB-compatible endpoint, not in memory, so jobs outlive the process",
+        help="keep tables on this DynamoDB-compatible endpoint, not in memory, so jobs outlive the process "
+        "(EMIT_DYNAMODB_ENDPOINT)",
     )
     parser.add_argument("--verbose", action="store_true", help="log every request")
 
 
+def configuration(args: argparse.Namespace, env: Mapping[str, str]) -> Config:
+    """`emit dev`'s settings: the local ones (`Config.local()`), then any `EMIT_*` variable
+    of `env` (`shared.config` lists them), then the flags."""
+    config = Config.from_env(env, base=Config.local())
+    if args.dynamodb_endpoint:
+        config = config.model_copy(update={"dynamodb_endpoint": args.dynamodb_endpoint})
+    return config
+
+
 def run(args: argparse.Namespace) -> int:
     local_environment()
+    config = configuration(args, os.environ)
     # Metrics are off locally; Powertools still warns when a handler published none.
     warnings.filterwarnings("ignore", "No application metrics to publish")
     from devserver.background import Background
@@ -58,16 +71,17 @@ def run(args: argparse.Namespace) -> int:
 
         # S3 (large payloads) stays in memory either way; with an endpoint, DynamoDB calls
         # pass through the mock to it.
-        passthrough = [re.escape(args.dynamodb_endpoint.rstrip("/")) + ".*"] if args.dynamodb_endpoint else []
+        endpoint = config.dynamodb_endpoint
+        passthrough = [re.escape(endpoint.rstrip("/")) + ".*"] if endpoint else []
         stack.enter_context(mock_aws(config={"core": {"passthrough": {"urls": passthrough, "services": []}}}))
-        dev_token = os.environ.get("EMIT_DEV_TOKEN") or None
-        runtime = build_runtime(dynamodb_endpoint=args.dynamodb_endpoint, dev_token=dev_token, fast=True)
+        runtime = build_runtime(config=config, fast=True)
+        dev_token = config.dev_token
         install(runtime)
         if dev_token is None:
             minted = runtime.tokens.mint(NewToken(scopes=["admin"], name=f"emit dev {secrets.token_hex(2)}"))
             dev_token = str(minted["token"])
         import_handlers()
-        background = Background(runtime, endpoint=args.dynamodb_endpoint)
+        background = Background(runtime, endpoint=config.dynamodb_endpoint)
         background.start()
         stack.callback(background.stop)
         print(f"emit dev: admin token {dev_token}", flush=True)

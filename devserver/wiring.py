@@ -19,13 +19,12 @@ from moto.dynamodb.models.table import Table
 
 from devserver.embedded import compat as embedded
 from shared.clock import Clock, SystemClock
-from shared.queue import QueueConfig
+from shared.config import Config
 from shared.runtime import Runtime
-from shared.store import keys
 from shared.store.table import create_table_request
 
-TABLE = "emit"
-BUCKET = "emit-blobs"
+TABLE = Config.local().table
+BUCKET = Config.local().bucket or ""
 REGION = "us-east-1"
 
 LOCAL_ENV = {
@@ -205,47 +204,34 @@ def embedded_dynamodb(*, fast: bool) -> Any:
 def build_runtime(
     *,
     clock: Clock | None = None,
-    dynamodb_endpoint: str | None = None,
-    dev_token: str | None = None,
-    queue_config: QueueConfig | None = None,
-    settings_cache_ms: int = 0,
+    config: Config | None = None,
     callback_transport: Any = None,
     fast: bool = False,
-    table: str = TABLE,
 ) -> Runtime:
-    """Clients, table and bucket for local use; call inside an active moto mock unless
-    `dynamodb_endpoint` names a real DynamoDB-compatible endpoint. `fast`: the embedded
-    DynamoDB without botocore, with per-partition queries (what `emit dev` runs). `table`: its
-    name (the tests give each test a table of its own on a shared endpoint)."""
+    """Clients, table and bucket for local use, with `config`'s settings (by default
+    `Config.local()`); call inside an active moto mock unless `config.dynamodb_endpoint`
+    names a real DynamoDB-compatible endpoint. `fast`: the embedded DynamoDB without
+    botocore, with per-partition queries (what `emit dev` runs)."""
+    config = config or Config.local()
     local_environment()
-    if not dynamodb_endpoint:
+    endpoint = config.dynamodb_endpoint
+    if not endpoint:
         keep_streams_through_rollbacks()
         one_backup_per_transaction()
     lock = threading.Lock()
-    if dynamodb_endpoint:
-        raw_ddb = boto3.client("dynamodb", region_name=REGION, endpoint_url=dynamodb_endpoint)
+    if endpoint:
+        raw_ddb = boto3.client("dynamodb", region_name=REGION, endpoint_url=endpoint)
     else:
         raw_ddb = embedded_dynamodb(fast=fast)
-    ensure_table(raw_ddb, table)
-    dynamodb = raw_ddb if dynamodb_endpoint else Serialized(raw_ddb, lock)
-    s3 = boto3.client("s3", region_name=REGION)
-    if BUCKET not in [b["Name"] for b in s3.list_buckets().get("Buckets", [])]:
-        s3.create_bucket(Bucket=BUCKET)
+    ensure_table(raw_ddb, config.table)
+    dynamodb = raw_ddb if endpoint else Serialized(raw_ddb, lock)
+    s3 = boto3.client("s3", region_name=REGION, endpoint_url=config.s3_endpoint)
+    if config.bucket and config.bucket not in [b["Name"] for b in s3.list_buckets().get("Buckets", [])]:
+        s3.create_bucket(Bucket=config.bucket)
     return Runtime(
         clock=clock or SystemClock(),
         dynamodb=dynamodb,
         s3=Serialized(s3, threading.Lock()),
-        table=table,
-        bucket=BUCKET,
-        # EMIT_MAX_WAIT_MS, as on AWS: how long a claim may wait (the fuzz tests set it to 0).
-        queue_config=queue_config
-        or QueueConfig(max_wait_ms=int(os.environ.get("EMIT_MAX_WAIT_MS", "60000"))),
-        settings_cache_ms=settings_cache_ms,
-        dev_token=dev_token,
-        # Locally a callback receiver on 127.0.0.1 is the point; on AWS it is refused.
-        allow_private_callbacks=True,
-        # The clock ticks every second here: look for never-claimed jobs every 5 s.
-        unclaimed_every_ms=5_000,
-        book_shards=keys.LOCAL_BOOK_SHARDS,
+        config=config,
         callback_transport=callback_transport,
     )

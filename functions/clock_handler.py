@@ -16,7 +16,9 @@ from shared.runtime import runtime
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    report = runtime().sweeper.tick(tick_ms=int(event.get("tickMs", 60_000)))
+    rt = runtime()
+    # Each tick says how far apart ticks are; else the function's own setting does.
+    report = rt.sweeper.tick(tick_ms=int(event.get("tickMs", rt.config.clock_tick_ms)))
     metrics.add_metric("LeasesExpired", MetricUnit.Count, report.expired)
     metrics.add_metric("JobsNeverClaimed", MetricUnit.Count, report.unclaimed)
     for state, count in report.callbacks.items():

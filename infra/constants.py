@@ -1,5 +1,8 @@
 """The deployment's numbers and names, in one place, each with the reason it is what it is.
 
+The functions' runtime settings (claim waits, polls, caches, the clock's tick) are not
+here: they are `shared.config`'s, which writes the functions' environment.
+
 Plain Python only (no CDK imports): `first_token` reads the output names without
 starting jsii. Sources marked [n.n] are sections of the team's AWS constraints notes,
 quoted in `infra/README-deploy.md`.
@@ -37,17 +40,6 @@ DASHBOARD_OUTPUT = "DashboardName"
 
 INTEGRATION_TIMEOUT_S = 30
 """An HTTP API waits at most 30 s for its integration, and that cannot be raised [1.1]."""
-MAX_CLAIM_WAIT_MS = 25_000
-"""EMIT_MAX_WAIT_MS: a long poll gives up waiting after 25 s, so with its last poll, the
-reads of the jobs it won and the answer it still finishes inside the claim function's
-29 s timeout, which itself ends before the gateway's 30 s. The contract allows 60 s."""
-POLL_MS = 250
-"""EMIT_POLL_MS: a waiting claim looks for work four times a second: a job created while
-a worker waits is handed out within about a quarter second, for about 4 reads a second
-per waiting worker."""
-SETTINGS_CACHE_MS = 2_000
-"""EMIT_SETTINGS_CACHE_MS: a warm function reads a space's settings at most every 2 s; a
-PATCH takes effect everywhere within that."""
 
 # -- logs ---------------------------------------------------------------------------------
 
@@ -94,8 +86,6 @@ STREAM_RETRY_ATTEMPTS = 5
 for 24 h; after five tries (bisected) the record's metadata goes to the dead-letter queue."""
 STREAM_MAX_RECORD_AGE_S = 3_600
 """A record older than an hour is sent to the dead-letter queue instead of being retried."""
-CLOCK_RATE_MINUTES = 1
-"""EventBridge Scheduler fires at most once a minute [5.1, 5.2]."""
 CLOCK_RETRY_ATTEMPTS = 2
 """A missed tick is covered by the next one a minute later; retry briefly, then dead-letter."""
 CLOCK_MAX_EVENT_AGE_S = 120

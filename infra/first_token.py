@@ -20,6 +20,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from infra import constants
 from shared.clock import SystemClock
+from shared.config import Config
 from shared.runtime import Runtime
 from shared.schema import NewToken
 
@@ -42,7 +43,7 @@ def table_name(cloudformation: Any, stack: str) -> str:
 
 def mint(dynamodb: Any, table: str, name: str) -> dict[str, Any]:
     """A new admin token for every space, stored in `table`; the answer holds its secret."""
-    runtime = Runtime(clock=SystemClock(), dynamodb=dynamodb, s3=None, table=table, bucket=None)
+    runtime = Runtime(clock=SystemClock(), dynamodb=dynamodb, s3=None, config=Config(table=table))
     return runtime.tokens.mint(NewToken(scopes=["admin"], name=name))
 
 

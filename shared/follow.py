@@ -44,10 +44,6 @@ SECRET = "follow-links"
 """The purpose of the service secret that signs follow links."""
 PAGE_LINES = 100
 """Log lines in one answer at most; `nextSeq` asks for the rest."""
-POLL_MS = 250
-"""How soon a waiting follow first looks again; the pause doubles while nothing changes."""
-POLL_MAX_MS = 1_000
-"""The longest pause between looks: how late a follower may see a change."""
 
 _SPACE = re.compile(SPACE_PATTERN)
 _NOT_VALID = "token: the follow link is not valid"
@@ -62,11 +58,24 @@ class Link:
 
 
 class FollowLinks:
-    def __init__(self, *, clock: Clock, jobs: JobStore, journal: Journal, secrets: ServiceSecrets) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        jobs: JobStore,
+        journal: Journal,
+        secrets: ServiceSecrets,
+        poll_ms: int,
+        poll_max_ms: int,
+    ) -> None:
         self.clock = clock
         self.jobs = jobs
         self.journal = journal
         self.secrets = secrets
+        self.poll_ms = poll_ms
+        """How soon a waiting follow first looks again; the pause doubles while nothing changes."""
+        self.poll_max_ms = poll_max_ms
+        """The longest pause between looks: how late a follower may see a change."""
 
     # -- links ------------------------------------------------------------------------
 
@@ -111,13 +120,13 @@ class FollowLinks:
         # Lines already there (the last answer was a full page, or they landed after the job's
         # write it saw) answer at once.
         lines = self._lines(link, item, after_seq)
-        pause = POLL_MS
+        pause = self.poll_ms
         while version is not None and not lines and _version(item) == version:
             now = self.clock.now_ms()
             if now >= deadline:
                 break
             self.clock.sleep(min(pause, deadline - now) / 1000)
-            pause = min(pause * 2, POLL_MAX_MS)
+            pause = min(pause * 2, self.poll_max_ms)
             if self.clock.now_ms() >= link.expires_at_ms:
                 raise Unauthenticated(_EXPIRED)
             item = self._item(link.space, link.job_id, consistent=False)

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import boto3
 import httpx
-from botocore.config import Config
+from botocore.config import Config as BotoConfig
 
 from shared.auth import Tokens
 from shared.callbacks import Dispatcher, Outbox, TargetPolicy
 from shared.clock import Clock, SystemClock
+from shared.config import Config
 from shared.diagnostics import Diagnostics
 from shared.follow import FollowLinks
 from shared.notify import Notifier
@@ -26,7 +28,6 @@ from shared.outbox import LocalOutbox, SqsOutbox
 from shared.policy import Policies
 from shared.queue import Queue, QueueConfig
 from shared.spaces import SpaceSettings
-from shared.store import keys
 from shared.store.blobs import Blobs
 from shared.store.deadlines import DeadlineBook
 from shared.store.deliveries import DeliveryStore
@@ -50,44 +51,49 @@ class Runtime:
     clock: Clock
     dynamodb: Any
     s3: Any
-    table: str
-    bucket: str | None
-    queue_config: QueueConfig = field(default_factory=QueueConfig)
-    settings_cache_ms: int = 2_000
-    policy_cache_ms: int = 1_000
-    """At most a second: a policy change applies to every claim that follows within it."""
-    dev_token: str | None = None
-    allow_private_callbacks: bool = False
-    unclaimed_every_ms: int = 600_000
+    config: Config
+    """Every setting (`shared.config`): the table's name, the claims' waits, the books' partitions..."""
     callback_transport: httpx.AsyncBaseTransport | None = None
     """Where callbacks go; None: the network."""
-    callback_queue_url: str | None = None
-    """The callback sender's SQS queue (on AWS, where `sqs` is its client); None: the
-    sender runs in this process (`emit dev`'s threads, or the tests by hand)."""
     sqs: Any = None
-    book_shards: int = keys.BOOK_SHARDS
-    """The partitions of the lease and deadline books (`keys.BOOK_SHARDS`; fewer locally,
-    where the clock ticks every second)."""
+    """The SQS client of `config.callback_queue_url` (on AWS, where the sender has a queue)."""
+
+    @property
+    def table(self) -> str:
+        return self.config.table
+
+    @property
+    def bucket(self) -> str | None:
+        return self.config.bucket
+
+    @property
+    def queue_config(self) -> QueueConfig:
+        return QueueConfig(
+            max_wait_ms=self.config.claim_wait_ms,
+            poll_ms=self.config.poll_ms,
+            poll_max_ms=self.config.poll_max_ms,
+            claim_payload_bytes=self.config.claim_payload_bytes,
+        )
 
     def __post_init__(self) -> None:
         self.db = Dynamo(self.dynamodb, self.table)
         self.blobs = Blobs(self.db, self.s3, self.bucket)
         self.space_store = SpaceStore(self.db)
-        self.policies = Policies(self.space_store, self.clock, self.policy_cache_ms)
+        self.policies = Policies(self.space_store, self.clock, self.config.policy_cache_ms)
         self.settings = SpaceSettings(
-            self.space_store, self.clock, self.settings_cache_ms, on_write=self.policies.forget
+            self.space_store, self.clock, self.config.settings_cache_ms, on_write=self.policies.forget
         )
         self.journal = Journal(self.db)
-        self.leases = LeaseBook(self.db, self.book_shards)
+        self.leases = LeaseBook(self.db, self.config.book_shards)
         self.jobs = JobStore(
             self.db,
             self.blobs,
             self.leases,
             widths=lambda space, name: self.policies.space(space).spread(name).width,
-            deadlines=DeadlineBook(self.db, self.book_shards),
+            deadlines=DeadlineBook(self.db, self.config.book_shards),
         )
         self.deliveries = DeliveryStore(self.db)
-        self.targets = TargetPolicy(allow_private=self.allow_private_callbacks)
+        self.targets = TargetPolicy(allow_private=self.config.allow_private_callbacks)
         self.queue = Queue(
             clock=self.clock,
             jobs=self.jobs,
@@ -100,9 +106,14 @@ class Runtime:
             policies=self.policies,
         )
         self.diagnostics = Diagnostics(clock=self.clock, jobs=self.jobs, spaces=self.space_store)
-        self.tokens = Tokens(TokenStore(self.db), self.clock, self.dev_token)
+        self.tokens = Tokens(TokenStore(self.db), self.clock, self.config.dev_token)
         self.follow_links = FollowLinks(
-            clock=self.clock, jobs=self.jobs, journal=self.journal, secrets=ServiceSecrets(self.db)
+            clock=self.clock,
+            jobs=self.jobs,
+            journal=self.journal,
+            secrets=ServiceSecrets(self.db),
+            poll_ms=self.config.poll_ms,
+            poll_max_ms=self.config.poll_max_ms,
         )
         self.dispatcher = Dispatcher(
             clock=self.clock,
@@ -113,7 +124,9 @@ class Runtime:
             transport=self.callback_transport,
         )
         self.outbox: Outbox = (
-            SqsOutbox(self.sqs, self.callback_queue_url) if self.callback_queue_url else LocalOutbox()
+            SqsOutbox(self.sqs, self.config.callback_queue_url)
+            if self.config.callback_queue_url
+            else LocalOutbox()
         )
         self.sweeper = Sweeper(
             clock=self.clock,
@@ -124,7 +137,7 @@ class Runtime:
             leases=self.leases,
             deliveries=self.deliveries,
             outbox=self.outbox,
-            unclaimed_every_ms=self.unclaimed_every_ms,
+            unclaimed_every_ms=self.config.unclaimed_every_ms,
         )
         self.stream = StreamProcessor(
             clock=self.clock,
@@ -136,34 +149,20 @@ class Runtime:
         )
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Runtime:
-        env = dict(os.environ if env is None else env)
-        config = Config(retries={"mode": "standard", "max_attempts": 5}, tcp_keepalive=True)
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Runtime:
+        """A deployed function's runtime: its settings from `env` (the process's environment)."""
+        config = Config.from_env(os.environ if env is None else env)
+        client = BotoConfig(retries={"mode": "standard", "max_attempts": 5}, tcp_keepalive=True)
         dynamodb: DynamoDBClient = boto3.client(
-            "dynamodb", endpoint_url=env.get("EMIT_DYNAMODB_ENDPOINT") or None, config=config
+            "dynamodb", endpoint_url=config.dynamodb_endpoint, config=client
         )
-        s3: S3Client = boto3.client("s3", endpoint_url=env.get("EMIT_S3_ENDPOINT") or None, config=config)
-        # Set on the functions that hand callbacks over (the stream's and the clock's).
-        queue_url = env.get("EMIT_CALLBACK_QUEUE_URL") or None
+        s3: S3Client = boto3.client("s3", endpoint_url=config.s3_endpoint, config=client)
         return cls(
             clock=SystemClock(),
             dynamodb=dynamodb,
             s3=s3,
-            table=env["EMIT_TABLE"],
-            bucket=env.get("EMIT_BUCKET"),
-            queue_config=QueueConfig(
-                max_wait_ms=int(env.get("EMIT_MAX_WAIT_MS", "25000")),
-                poll_ms=int(env.get("EMIT_POLL_MS", "250")),
-                poll_max_ms=int(env.get("EMIT_POLL_MAX_MS", "1000")),
-                # 6 MB less JSON overhead: the answer must fit a Lambda response.
-                claim_payload_bytes=int(env.get("EMIT_CLAIM_PAYLOAD_BYTES", str(5 * 1024 * 1024))),
-            ),
-            settings_cache_ms=int(env.get("EMIT_SETTINGS_CACHE_MS", "2000")),
-            dev_token=env.get("EMIT_DEV_TOKEN") or None,
-            allow_private_callbacks=env.get("EMIT_ALLOW_PRIVATE_CALLBACKS") == "true",
-            unclaimed_every_ms=int(env.get("EMIT_UNCLAIMED_EVERY_MS", "600000")),
-            callback_queue_url=queue_url,
-            sqs=boto3.client("sqs", config=config) if queue_url else None,
+            config=config,
+            sqs=boto3.client("sqs", config=client) if config.callback_queue_url else None,
         )
 
 

@@ -58,7 +58,7 @@ class Sweeper:
         leases: LeaseBook,
         deliveries: DeliveryStore,
         outbox: Outbox,
-        unclaimed_every_ms: int = 600_000,
+        unclaimed_every_ms: int,
         unclaimed_per_name: int = 1_000,
         rand: Callable[[], float] = random.random,
         spreader: Spreader | None = None,

@@ -32,7 +32,7 @@ from devserver.background import Background
 from devserver.wiring import BUCKET, REGION, TABLE, build_runtime
 from shared import openapi
 from shared.clock import Clock
-from shared.queue import QueueConfig
+from shared.config import Config
 from shared.runtime import Runtime
 from shared.store.table import create_table_request
 
@@ -171,7 +171,7 @@ class LocalAws:
         self.mock.start(reset=False)
         tables = dynamodb_backends[DEFAULT_ACCOUNT_ID][REGION].tables
         if self.template is None or TABLE not in tables:
-            self.template = build_runtime(clock=clock, queue_config=QueueConfig(max_wait_ms=60_000))
+            self.template = build_runtime(clock=clock)
             self.empty_table = copy.deepcopy(tables[TABLE])
             self.streams = boto3.client("dynamodbstreams", region_name=REGION)
         else:
@@ -218,15 +218,14 @@ class EndpointAws:
         # whim. The tests expire items by hand (`Background.expire_ttl`), as on moto.
         self.client.create_table(**create_table_request(self.table))
         if self.template is None or BUCKET not in s3_backends[DEFAULT_ACCOUNT_ID]["global"].buckets:
-            self.template = build_runtime(
-                clock=clock,
-                dynamodb_endpoint=self.endpoint,
-                table=self.table,
-                queue_config=QueueConfig(max_wait_ms=60_000),
+            local = Config.local().model_copy(
+                update={"dynamodb_endpoint": self.endpoint, "table": self.table}
             )
+            self.template = build_runtime(clock=clock, config=local)
         else:
             LocalAws._empty_bucket()
-        return dataclasses.replace(self.template, clock=clock, table=self.table)
+        config = self.template.config.model_copy(update={"table": self.table})
+        return dataclasses.replace(self.template, clock=clock, config=config)
 
     def release(self) -> None:
         if self.table is not None:

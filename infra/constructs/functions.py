@@ -13,6 +13,7 @@ from infra.access import ACCESS, statements
 from infra.constructs.data import Data
 from infra.constructs.monitoring import Monitoring
 from infra.nag import acknowledge, logical_id
+from shared.config import Config
 from shared.store.blobs import s3_key
 
 
@@ -58,12 +59,9 @@ class Functions(Construct):
                 description="The shared/ package",
             ),
         ]
-        self.environment = {
-            "EMIT_TABLE": data.table.table_name,
-            "EMIT_BUCKET": data.bucket.bucket_name,
-            "EMIT_MAX_WAIT_MS": str(constants.MAX_CLAIM_WAIT_MS),
-            "EMIT_POLL_MS": str(constants.POLL_MS),
-            "EMIT_SETTINGS_CACHE_MS": str(constants.SETTINGS_CACHE_MS),
+        self.config = Config(table=data.table.table_name, bucket=data.bucket.bucket_name)
+        """The deployed settings: every field's default (`shared.config`), with the stack's names."""
+        self.environment = self.config.environment() | {
             "POWERTOOLS_SERVICE_NAME": constants.SERVICE,
             "POWERTOOLS_METRICS_NAMESPACE": constants.METRICS_NAMESPACE,
         }

@@ -30,6 +30,7 @@ from infra.constructs.data import Data
 from infra.constructs.functions import Functions
 from infra.constructs.monitoring import Monitoring
 from infra.nag import acknowledge, logical_id
+from shared.config import Config
 
 
 class Triggers(Construct):
@@ -117,8 +118,9 @@ class Triggers(Construct):
     def clock(
         self, module: str, *, memory_mb: int, timeout_s: int, description: str = "Clock: runs every minute"
     ) -> lambda_.Function:
-        """`functions/<module>.py`, invoked once a minute by EventBridge Scheduler (its
-        finest grain [5.1, 5.2]). Delivery is retried [5.7], so ticks must be idempotent."""
+        """`functions/<module>.py`, invoked every `clock_tick_ms` (`shared.config`: once a
+        minute, EventBridge Scheduler's finest grain [5.1, 5.2]). Delivery is retried [5.7],
+        so ticks must be idempotent."""
         function = self._functions.add(
             module, memory_mb=memory_mb, timeout_s=timeout_s, description=description
         )
@@ -137,17 +139,16 @@ class Triggers(Construct):
             "Lambda's invoke grant covers the function and its qualified versions (`:*`); the "
             "role can invoke this one function and nothing else.",
         )
+        tick_ms = self._functions.config.clock_tick_ms
         scheduler.Schedule(
             self,
             "Clock",
             description=description,
-            schedule=scheduler.ScheduleExpression.rate(Duration.minutes(constants.CLOCK_RATE_MINUTES)),
+            schedule=scheduler.ScheduleExpression.rate(Duration.millis(tick_ms)),
             target=targets.LambdaInvoke(
                 function,
                 # Each tick says how far apart ticks are, so the handler can pace slower chores.
-                input=scheduler.ScheduleTargetInput.from_object(
-                    {"tickMs": constants.CLOCK_RATE_MINUTES * 60_000}
-                ),
+                input=scheduler.ScheduleTargetInput.from_object({"tickMs": tick_ms}),
                 dead_letter_queue=self.dead_letters,
                 retry_attempts=constants.CLOCK_RETRY_ATTEMPTS,
                 max_event_age=Duration.seconds(constants.CLOCK_MAX_EVENT_AGE_S),
@@ -225,5 +226,5 @@ class Triggers(Construct):
         )
         for sender in handed_over_by:
             queue.grant_send_messages(sender)
-            sender.add_environment("EMIT_CALLBACK_QUEUE_URL", queue.queue_url)
+            sender.add_environment(Config.env("callback_queue_url").name, queue.queue_url)
         return function

@@ -23,9 +23,6 @@ is 78 units a second a partition (8 % of its limit). The clock reads every parti
 both books every tick, side by side (512 queries a minute at rest, about $1.40 a month).
 Never lower it in a deployed stack: a request of the old code could still file a bucket
 where the clock no longer looks."""
-LOCAL_BOOK_SHARDS = 16
-"""Each book's partitions under `emit dev` and the tests, which tick every second and never
-see 10,000 requests a second: each tick reads every partition."""
 LEASE_PREFIX = "LEASE#"
 DEADLINE_PREFIX = "DEADLINE#"
 

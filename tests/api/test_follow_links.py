@@ -10,6 +10,7 @@ import pytest
 from devserver import gateway
 from shared import limits
 from shared.clock import ManualClock
+from shared.config import Config
 from shared.follow import SECRET
 from shared.runtime import Runtime
 from shared.store import keys
@@ -192,6 +193,9 @@ def test_a_wait_ends_at_waitms_when_nothing_changes_and_reads_about_once_a_secon
     job_id = api.created(SPACE, "a")
     token = link(api, job_id)["token"]
     version = follow(api, token).body["version"]
+    # AWS's pauses between looks (emit dev's are shorter).
+    monkeypatch.setattr(rt.follow_links, "poll_ms", Config.default("poll_ms"))
+    monkeypatch.setattr(rt.follow_links, "poll_max_ms", Config.default("poll_max_ms"))
     reads = []
     get = rt.db.get
     monkeypatch.setattr(rt.db, "get", lambda key, **kw: reads.append(key) or get(key, **kw))

@@ -15,7 +15,7 @@ from moto.dynamodb.models.table import Table
 
 from devserver.wiring import build_runtime
 from shared.clock import ManualClock
-from shared.queue import QueueConfig
+from shared.config import Config
 from shared.runtime import Runtime, install
 from shared.schema import NewJob
 from shared.store import keys
@@ -141,7 +141,9 @@ def fast_rt(clock: ManualClock) -> Iterator[Runtime]:
     """A runtime on `emit dev`'s embedded DynamoDB (per-partition queries): plain moto reads
     every item for each query, which a 100,000-job backlog makes minutes long."""
     with mock_aws():
-        runtime = build_runtime(clock=clock, fast=True, queue_config=QueueConfig(max_wait_ms=0))
+        runtime = build_runtime(
+            clock=clock, fast=True, config=Config.local().model_copy(update={"claim_wait_ms": 0})
+        )
         install(runtime)
         try:
             yield runtime

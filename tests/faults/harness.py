@@ -41,7 +41,7 @@ from devserver.background import as_lambda_record, handler, tick
 from devserver.gateway import LambdaContext
 from devserver.wiring import BUCKET, REGION, TABLE, build_runtime, local_environment
 from shared.clock import ManualClock
-from shared.queue import QueueConfig
+from shared.config import Config
 from shared.runtime import Runtime, install
 from shared.schema import NewToken
 from shared.store import dynamo
@@ -591,7 +591,7 @@ def world(service: Service) -> Iterator[World]:
     service.empty()
     clock = ManualClock()
     with mock.patch("boto3.client", service.client):
-        rt = build_runtime(clock=clock, queue_config=QueueConfig(max_wait_ms=0))
+        rt = build_runtime(clock=clock, config=Config.local().model_copy(update={"claim_wait_ms": 0}))
         bg = Background(rt)
     bg.reader = ShardReader(bg.reader.arn)  # type: ignore[assignment]
     install(rt)

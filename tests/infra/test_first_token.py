@@ -11,6 +11,7 @@ from moto import mock_aws
 
 from infra import constants, first_token
 from shared.clock import SystemClock
+from shared.config import Config
 from shared.runtime import Runtime
 from shared.store.table import create_table_request
 
@@ -41,7 +42,7 @@ def test_mints_an_admin_token_the_api_accepts(deployed: None, capsys: pytest.Cap
     assert token not in printed.err
 
     dynamodb = boto3.client("dynamodb", region_name=REGION)
-    runtime = Runtime(clock=SystemClock(), dynamodb=dynamodb, s3=None, table=TABLE, bucket=None)
+    runtime = Runtime(clock=SystemClock(), dynamodb=dynamodb, s3=None, config=Config(table=TABLE))
     caller = runtime.tokens.authenticate(f"Bearer {token}")
     assert caller.scopes == frozenset({"admin"}) and caller.spaces is None
     stored = dynamodb.scan(TableName=TABLE)["Items"]

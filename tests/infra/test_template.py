@@ -11,7 +11,9 @@ from aws_cdk.assertions import Match, Template
 
 from infra import constants
 from infra.constructs.functions import Functions
+from shared.config import Config
 from shared.outbox import LocalOutbox, SqsOutbox
+from shared.queue import QueueConfig
 from shared.routes import ROUTES, Route
 from shared.runtime import Runtime
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE, create_table_request
@@ -109,34 +111,79 @@ def test_functions_share_runtime_layers_and_observability(emit: Json) -> None:
         assert props["TracingConfig"] == {"Mode": "Active"}
         assert sorted(referenced(layer) for layer in props["Layers"]) == sorted(layers)
         assert "LogGroup" in props["LoggingConfig"]
-        assert variables == {
-            "EMIT_TABLE": {"Ref": table},
-            "EMIT_BUCKET": {"Ref": bucket},
-            "EMIT_MAX_WAIT_MS": "25000",
-            "EMIT_POLL_MS": "250",
-            "EMIT_SETTINGS_CACHE_MS": "2000",
+        deployed = Config(table="<table>", bucket="<bucket>").environment()
+        deployed |= {"EMIT_TABLE": {"Ref": table}, "EMIT_BUCKET": {"Ref": bucket}}
+        assert variables == deployed | {
             "POWERTOOLS_SERVICE_NAME": "emit",
             "POWERTOOLS_METRICS_NAMESPACE": "Emit",
         }
 
 
-def test_the_environment_is_what_the_runtime_reads() -> None:
-    """The variables set above build a Runtime (the deployed functions' own wiring)."""
-    built = Runtime.from_env(
-        {
-            "EMIT_TABLE": "t",
-            "EMIT_BUCKET": "b",
-            "EMIT_MAX_WAIT_MS": str(constants.MAX_CLAIM_WAIT_MS),
-            "EMIT_POLL_MS": str(constants.POLL_MS),
-            "EMIT_SETTINGS_CACHE_MS": str(constants.SETTINGS_CACHE_MS),
-        }
-    )
-    assert (built.queue_config.max_wait_ms, built.queue_config.poll_ms) == (25_000, 250)
-    assert built.queue_config.poll_max_ms <= 1_000, "a waiting worker learns of new work within 1 s"
-    assert built.settings_cache_ms == 2_000
-    assert isinstance(built.outbox, LocalOutbox), "no queue: a function that never hands callbacks over"
-    with_queue = Runtime.from_env({"EMIT_TABLE": "t", "EMIT_CALLBACK_QUEUE_URL": "https://sqs/q"})
-    assert isinstance(with_queue.outbox, SqsOutbox) and with_queue.outbox.queue_url == "https://sqs/q"
+def _settings(function: Json) -> dict[str, str]:
+    """A function's EMIT_* variables, each reference to a resource replaced by a name."""
+    variables = function["Properties"]["Environment"]["Variables"]
+    return {
+        name: value if isinstance(value, str) else f"<{referenced(value)}>"
+        for name, value in variables.items()
+        if name.startswith("EMIT_")
+    }
+
+
+def test_the_environment_is_what_the_runtime_reads(emit: Json) -> None:
+    """Each function's variables, as deployed, build the Runtime (the deployed functions'
+    own wiring) with every setting of `shared.config` at its AWS value: none is set by
+    the stack to one thing and read as another, none is left to a default the template
+    does not show, and each reaches the part of the runtime it configures."""
+    read = {field: Config.env(field).name for field in Config.model_fields}
+    unset = {"dynamodb_endpoint", "s3_endpoint", "dev_token"}  # the region's own; no dev token on AWS
+    for function in resources(emit, "AWS::Lambda::Function").values():
+        settings = _settings(function)
+        assert set(settings) <= set(read.values()), "every EMIT_* variable is a field of the model"
+        hands_over = module_of(function) in ("stream_handler", "clock_handler")
+        expected = set(read) - unset - (set() if hands_over else {"callback_queue_url"})
+        assert {field for field, name in read.items() if name in settings} == expected, module_of(function)
+        built = Runtime.from_env(settings)
+        names = {"table": settings["EMIT_TABLE"], "bucket": settings["EMIT_BUCKET"]}
+        if hands_over:
+            names["callback_queue_url"] = settings["EMIT_CALLBACK_QUEUE_URL"]
+        config = built.config
+        assert config == Config(**names), "every other field at its default, the AWS value"
+        assert built.queue.config == QueueConfig(
+            max_wait_ms=config.claim_wait_ms,
+            poll_ms=config.poll_ms,
+            poll_max_ms=config.poll_max_ms,
+            claim_payload_bytes=config.claim_payload_bytes,
+        )
+        assert (built.settings.cache_ms, built.policies.cache_ms) == (
+            config.settings_cache_ms,
+            config.policy_cache_ms,
+        )
+        assert built.leases.shards == built.jobs.deadlines.shards == config.book_shards
+        assert built.sweeper.unclaimed_every_ms == config.unclaimed_every_ms
+        assert (built.follow_links.poll_ms, built.follow_links.poll_max_ms) == (
+            config.poll_ms,
+            config.poll_max_ms,
+        )
+        assert built.targets.allow_private is config.allow_private_callbacks is False
+        assert built.tokens.dev_token is None
+        if hands_over:
+            assert (
+                isinstance(built.outbox, SqsOutbox) and built.outbox.queue_url == names["callback_queue_url"]
+            )
+        else:
+            assert isinstance(built.outbox, LocalOutbox), (
+                "no queue: a function that never hands callbacks over"
+            )
+
+
+def test_the_deployed_settings_fit_aws() -> None:
+    """The numbers AWS itself bounds: a long poll and its answer fit the gateway's wait and
+    a Lambda response; a waiting worker learns of new work within a second."""
+    deployed = Config(table="t")
+    assert deployed.claim_wait_ms < constants.INTEGRATION_TIMEOUT_S * 1000
+    assert deployed.claim_payload_bytes < 6 * 1000 * 1000
+    assert deployed.poll_max_ms <= 1_000
+    assert deployed.clock_tick_ms % 60_000 == 0, "EventBridge Scheduler's rates are whole minutes"
 
 
 def test_callbacks_are_sent_by_a_function_of_their_own_fed_by_a_queue(emit: Json) -> None:
@@ -365,4 +412,4 @@ def test_the_clock_ticks_every_minute_and_says_so(emit: Json) -> None:
     assert props["ScheduleExpression"] == "rate(1 minute)"
     assert props["FlexibleTimeWindow"] == {"Mode": "OFF"}
     assert referenced(props["Target"]["Arn"]) == handler
-    assert json.loads(props["Target"]["Input"]) == {"tickMs": 60_000}
+    assert json.loads(props["Target"]["Input"]) == {"tickMs": Config.default("clock_tick_ms")}

@@ -21,9 +21,8 @@ from moto.dynamodb.models import dynamodb_backends
 from devserver.embedded.client import DirectDynamoDB
 from devserver.wiring import BUCKET, REGION, TABLE, Serialized, ensure_table
 from shared.clock import Clock
-from shared.queue import QueueConfig
+from shared.config import Config
 from shared.runtime import Runtime
-from shared.store import keys
 
 PLAIN_ACCOUNT = "123456789012"  # moto's default: where boto3's calls go
 FAST_ACCOUNT = "000000000042"
@@ -139,13 +138,7 @@ def tee_runtime(clock: Clock, transport: httpx.AsyncBaseTransport | None = None)
         clock=clock,
         dynamodb=Serialized(tee, threading.Lock()),
         s3=s3,
-        table=TABLE,
-        bucket=BUCKET,
-        queue_config=QueueConfig(max_wait_ms=60_000),
-        settings_cache_ms=0,
-        allow_private_callbacks=True,
-        unclaimed_every_ms=5_000,
-        book_shards=keys.LOCAL_BOOK_SHARDS,
+        config=Config.local(),
         callback_transport=transport,
     )
     return runtime, tee

@@ -7,6 +7,7 @@ import os
 import pytest
 
 from shared.clock import ManualClock
+from shared.config import Config
 from shared.runtime import Runtime
 from shared.store import books, keys
 from tests.support import Api, Background
@@ -218,7 +219,7 @@ def test_the_clock_drains_every_partition_of_the_lease_book(
     api.post(f"{JOBS}:claim", {"count": shards, "leaseMs": 1_000})
     partitions = keys.book_partitions(keys.LEASE_PREFIX, shards)
     used = {pk for pk in partitions if rt.db.query("pk = :pk", vals={":pk": pk})[0]}
-    assert len(used) == shards == keys.LOCAL_BOOK_SHARDS
+    assert len(used) == shards == Config.local().book_shards
     clock.advance(1_000)
     assert bg.tick()["expired"] == shards
     assert not any(rt.db.query("pk = :pk", vals={":pk": pk})[0] for pk in partitions)
