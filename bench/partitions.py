@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from bench.capacity import (
     TRANSACTION_FACTOR,
+    IndexSpec,
     Item,
     MeteredCall,
     TableSpec,
@@ -75,26 +76,10 @@ class PartitionLoad:
 
     def record(self, call: MeteredCall) -> None:
         """Charge the call's units to the keys it touched (the listener a meter calls)."""
+        for op, body, before, factor in _writes(call):
+            self._write(op, body, before, call, factor=factor)
         params, op = call.params, call.operation
-        if op in ("PutItem", "UpdateItem", "DeleteItem"):
-            self._write(op, params, call.before[0], call, factor=1)
-        elif op == "BatchWriteItem":
-            requests = [(t, r) for t, rs in params.get("RequestItems", {}).items() for r in rs]
-            for (table, request), before in zip(requests, call.before, strict=True):
-                put = request.get("PutRequest")
-                body = {"TableName": table, **(put or request["DeleteRequest"])}
-                self._write("PutItem" if put else "DeleteItem", body, before, call, factor=1)
-        elif op == "TransactWriteItems":
-            for action, before in zip(params.get("TransactItems", ()), call.before, strict=True):
-                ((kind, body),) = action.items()
-                self._write(
-                    f"{kind}Item" if kind != "ConditionCheck" else kind,
-                    body,
-                    before,
-                    call,
-                    factor=TRANSACTION_FACTOR,
-                )
-        elif op == "GetItem":
+        if op == "GetItem":
             self._read_item(params["TableName"], params["Key"], bool(params.get("ConsistentRead")))
         elif op == "BatchGetItem":
             for table, request in params.get("RequestItems", {}).items():
@@ -121,32 +106,36 @@ class PartitionLoad:
             attempted = body.get("Item") if op == "PutItem" else None
             self.writes[pk] += factor * item_write_units(before, attempted)
             return
-        if op == "PutItem":
-            after: Item | None = body["Item"]
-        elif op == "UpdateItem":
-            attributes = call.response.get("Attributes")
-            if factor == 1 and body.get("ReturnValues") == "ALL_NEW" and attributes is not None:
-                after = attributes
-            else:
-                after = self.item_at(body["TableName"], body["Key"])
-        else:
-            after = None
+        after = self._after(op, body, call, factor=factor)
         self.writes[pk] += factor * item_write_units(before, after)
         for index in spec.indexes:  # index writes are not doubled in a transaction (see capacity)
-            old, new = index_entry(before, spec, index), index_entry(after, spec, index)
-            if old is None and new is None:
-                continue
-            if old is not None and new is not None and all(old[n] == new[n] for n in index.key_names):
-                if old != new:  # only projected attributes changed: one write, in place
-                    self.writes[PartitionKey(index.name, _text(new[index.hash_key]))] += write_units(
-                        max(item_size(old), item_size(new))
-                    )
-                continue
-            for entry in (old, new):  # appears, disappears or moves: a write on each key it touches
-                if entry is not None:
-                    self.writes[PartitionKey(index.name, _text(entry[index.hash_key]))] += write_units(
-                        item_size(entry)
-                    )
+            self._write_index(index, index_entry(before, spec, index), index_entry(after, spec, index))
+
+    def _after(self, op: str, body: Mapping[str, Any], call: MeteredCall, *, factor: int) -> Item | None:
+        """The item a write leaves (None: deleted)."""
+        if op == "PutItem":
+            item: Item = body["Item"]
+            return item
+        if op != "UpdateItem":
+            return None
+        attributes = call.response.get("Attributes")
+        if factor == 1 and body.get("ReturnValues") == "ALL_NEW" and attributes is not None:
+            return dict(attributes)
+        return self.item_at(body["TableName"], body["Key"])
+
+    def _write_index(self, index: IndexSpec, old: Item | None, new: Item | None) -> None:
+        """An index entry that appears, disappears, moves or changes in place."""
+        if old is not None and new is not None and all(old[n] == new[n] for n in index.key_names):
+            if old != new:  # only projected attributes changed: one write, in place
+                self.writes[PartitionKey(index.name, _text(new[index.hash_key]))] += write_units(
+                    max(item_size(old), item_size(new))
+                )
+            return
+        for entry in (old, new):  # appears, disappears or moves: a write on each key it touches
+            if entry is not None:
+                self.writes[PartitionKey(index.name, _text(entry[index.hash_key]))] += write_units(
+                    item_size(entry)
+                )
 
     def _queried_key(self, op: str, params: Mapping[str, Any]) -> PartitionKey:
         if op == "Scan":
@@ -176,6 +165,23 @@ class PartitionLoad:
                 Ceiling(key, allowed, w / total_w if total_w else 0.0, r / total_r if total_r else 0.0)
             )
         return sorted(out, key=lambda c: (c.jobs_per_second, c.key))
+
+
+def _writes(call: MeteredCall) -> Iterator[tuple[str, Mapping[str, Any], Item | None, int]]:
+    """Each item write of a call: (operation, body, item before, factor: 2 in a transaction)."""
+    params, op = call.params, call.operation
+    if op in ("PutItem", "UpdateItem", "DeleteItem"):
+        yield op, params, call.before[0], 1
+    elif op == "BatchWriteItem":
+        requests = [(t, r) for t, rs in params.get("RequestItems", {}).items() for r in rs]
+        for (table, request), before in zip(requests, call.before, strict=True):
+            put = request.get("PutRequest")
+            body = {"TableName": table, **(put or request["DeleteRequest"])}
+            yield ("PutItem" if put else "DeleteItem"), body, before, 1
+    elif op == "TransactWriteItems":
+        for action, before in zip(params.get("TransactItems", ()), call.before, strict=True):
+            ((kind, body),) = action.items()
+            yield (f"{kind}Item" if kind != "ConditionCheck" else kind), body, before, TRANSACTION_FACTOR
 
 
 _EQUALS = re.compile(r"(#?[A-Za-z0-9_]+)\s*=\s*(:[A-Za-z0-9_]+)")
