@@ -27,7 +27,15 @@ from moto import mock_aws
 
 from bench.capacity import CapacityMeter
 from bench.cost import order_payload
-from bench.partitions import READ_LIMIT, TABLE, WRITE_LIMIT, PartitionLoad, describe_load, hashed
+from bench.partitions import (
+    READ_LIMIT,
+    TABLE,
+    TARGET_JOBS_PER_S,
+    WRITE_LIMIT,
+    PartitionLoad,
+    describe_load,
+    hashed,
+)
 from bench.world import moto_runtime
 from shared.clock import ManualClock
 from shared.runtime import Runtime
@@ -39,7 +47,7 @@ from shared.sweeper import TickReport
 
 SPACE = "bench"
 NAME = "charge-invoice"
-RATE = 10_000
+RATE = TARGET_JOBS_PER_S
 """Jobs a second the busy name is paced at on the test clock."""
 WORKLOADS = ((100, 10), (1, 1))
 """(jobs a create, jobs a claim and a report)."""
