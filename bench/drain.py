@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from moto import mock_aws
 
 from bench.capacity import CapacityMeter
+from bench.partitions import TARGET_JOBS_PER_S
 from bench.world import moto_runtime
 from shared.clock import ManualClock
 from shared.ids import IdGenerator
@@ -28,7 +29,6 @@ from shared.sweeper import DRAIN_THREADS, TickReport
 CALL_MS = 15
 """ESTIMATE: a Query of 100 small items, a BatchGetItem of 100 keys or a BatchWriteItem of
 25 deletes, from a Lambda in the table's region (single-digit ms for one item)."""
-TARGET_JOBS_PER_S = 10_000
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,7 @@ def lines(jobs: int = JOBS, batch: int = 100, hand_out: int = 10) -> list[str]:
         widths.append(warm_up(rt, rt.clock))
 
     with _no_table_backups():
-        _, load = run(
+        load = run(
             jobs=jobs,
             batch=batch,
             payload=order_payload,
@@ -78,7 +78,7 @@ def lines(jobs: int = JOBS, batch: int = 100, hand_out: int = 10) -> list[str]:
             load=True,
             setup=busy,
             job_fields=lambda n: {"concurrencyKey": f"tenant-{n % KEYS}"},
-        )
+        ).load
     assert load is not None
     workload = f"perKeyConcurrency over {KEYS:,} keys, {batch} jobs a create, {hand_out} a claim and a report"
     out = [describe_load(workload, load, jobs, {SPACE}, hashed(SPACE))[0]]

@@ -46,9 +46,9 @@ def lines(jobs: int = JOBS, batch: int = 100, hand_out: int = 10) -> list[str]:
             widths.append(warm_up(rt, rt.clock))
 
         with _no_table_backups():
-            _, load = run(
+            load = run(
                 jobs=jobs, batch=batch, payload=order_payload, hand_out=hand_out, load=True, setup=limit
-            )
+            ).load
         assert load is not None
         workload = (
             f"one name with {label} (spread {widths[0]} wide), {batch} jobs a create,"

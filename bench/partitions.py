@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from bench.capacity import (
     TRANSACTION_FACTOR,
+    IndexSpec,
     Item,
     MeteredCall,
     TableSpec,
@@ -39,6 +40,9 @@ WRITE_LIMIT = 1_000
 """Write units a second one partition key takes, table or index."""
 READ_LIMIT = 3_000
 """Read units a second one partition key takes, table or index."""
+TARGET_JOBS_PER_S = 10_000
+"""The bench's target: one busy name without limits takes this many jobs a second, so no
+partition key may set a lower ceiling (and the clock's lease drain keeps up with it)."""
 TABLE = "table"
 SCAN = "(scan: every partition)"
 
@@ -75,26 +79,10 @@ class PartitionLoad:
 
     def record(self, call: MeteredCall) -> None:
         """Charge the call's units to the keys it touched (the listener a meter calls)."""
+        for op, body, before, factor in _writes(call):
+            self._write(op, body, before, call, factor=factor)
         params, op = call.params, call.operation
-        if op in ("PutItem", "UpdateItem", "DeleteItem"):
-            self._write(op, params, call.before[0], call, factor=1)
-        elif op == "BatchWriteItem":
-            requests = [(t, r) for t, rs in params.get("RequestItems", {}).items() for r in rs]
-            for (table, request), before in zip(requests, call.before, strict=True):
-                put = request.get("PutRequest")
-                body = {"TableName": table, **(put or request["DeleteRequest"])}
-                self._write("PutItem" if put else "DeleteItem", body, before, call, factor=1)
-        elif op == "TransactWriteItems":
-            for action, before in zip(params.get("TransactItems", ()), call.before, strict=True):
-                ((kind, body),) = action.items()
-                self._write(
-                    f"{kind}Item" if kind != "ConditionCheck" else kind,
-                    body,
-                    before,
-                    call,
-                    factor=TRANSACTION_FACTOR,
-                )
-        elif op == "GetItem":
+        if op == "GetItem":
             self._read_item(params["TableName"], params["Key"], bool(params.get("ConsistentRead")))
         elif op == "BatchGetItem":
             for table, request in params.get("RequestItems", {}).items():
@@ -121,32 +109,36 @@ class PartitionLoad:
             attempted = body.get("Item") if op == "PutItem" else None
             self.writes[pk] += factor * item_write_units(before, attempted)
             return
-        if op == "PutItem":
-            after: Item | None = body["Item"]
-        elif op == "UpdateItem":
-            attributes = call.response.get("Attributes")
-            if factor == 1 and body.get("ReturnValues") == "ALL_NEW" and attributes is not None:
-                after = attributes
-            else:
-                after = self.item_at(body["TableName"], body["Key"])
-        else:
-            after = None
+        after = self._after(op, body, call, factor=factor)
         self.writes[pk] += factor * item_write_units(before, after)
         for index in spec.indexes:  # index writes are not doubled in a transaction (see capacity)
-            old, new = index_entry(before, spec, index), index_entry(after, spec, index)
-            if old is None and new is None:
-                continue
-            if old is not None and new is not None and all(old[n] == new[n] for n in index.key_names):
-                if old != new:  # only projected attributes changed: one write, in place
-                    self.writes[PartitionKey(index.name, _text(new[index.hash_key]))] += write_units(
-                        max(item_size(old), item_size(new))
-                    )
-                continue
-            for entry in (old, new):  # appears, disappears or moves: a write on each key it touches
-                if entry is not None:
-                    self.writes[PartitionKey(index.name, _text(entry[index.hash_key]))] += write_units(
-                        item_size(entry)
-                    )
+            self._write_index(index, index_entry(before, spec, index), index_entry(after, spec, index))
+
+    def _after(self, op: str, body: Mapping[str, Any], call: MeteredCall, *, factor: int) -> Item | None:
+        """The item a write leaves (None: deleted)."""
+        if op == "PutItem":
+            item: Item = body["Item"]
+            return item
+        if op != "UpdateItem":
+            return None
+        attributes = call.response.get("Attributes")
+        if factor == 1 and body.get("ReturnValues") == "ALL_NEW" and attributes is not None:
+            return dict(attributes)
+        return self.item_at(body["TableName"], body["Key"])
+
+    def _write_index(self, index: IndexSpec, old: Item | None, new: Item | None) -> None:
+        """An index entry that appears, disappears, moves or changes in place."""
+        if old is not None and new is not None and all(old[n] == new[n] for n in index.key_names):
+            if old != new:  # only projected attributes changed: one write, in place
+                self.writes[PartitionKey(index.name, _text(new[index.hash_key]))] += write_units(
+                    max(item_size(old), item_size(new))
+                )
+            return
+        for entry in (old, new):  # appears, disappears or moves: a write on each key it touches
+            if entry is not None:
+                self.writes[PartitionKey(index.name, _text(entry[index.hash_key]))] += write_units(
+                    item_size(entry)
+                )
 
     def _queried_key(self, op: str, params: Mapping[str, Any]) -> PartitionKey:
         if op == "Scan":
@@ -178,6 +170,23 @@ class PartitionLoad:
         return sorted(out, key=lambda c: (c.jobs_per_second, c.key))
 
 
+def _writes(call: MeteredCall) -> Iterator[tuple[str, Mapping[str, Any], Item | None, int]]:
+    """Each item write of a call: (operation, body, item before, factor: 2 in a transaction)."""
+    params, op = call.params, call.operation
+    if op in ("PutItem", "UpdateItem", "DeleteItem"):
+        yield op, params, call.before[0], 1
+    elif op == "BatchWriteItem":
+        requests = [(t, r) for t, rs in params.get("RequestItems", {}).items() for r in rs]
+        for (table, request), before in zip(requests, call.before, strict=True):
+            put = request.get("PutRequest")
+            body = {"TableName": table, **(put or request["DeleteRequest"])}
+            yield ("PutItem" if put else "DeleteItem"), body, before, 1
+    elif op == "TransactWriteItems":
+        for action, before in zip(params.get("TransactItems", ()), call.before, strict=True):
+            ((kind, body),) = action.items()
+            yield (f"{kind}Item" if kind != "ConditionCheck" else kind), body, before, TRANSACTION_FACTOR
+
+
 _EQUALS = re.compile(r"(#?[A-Za-z0-9_]+)\s*=\s*(:[A-Za-z0-9_]+)")
 
 
@@ -200,12 +209,20 @@ def describe_load(
     `spread` names families whose members are picked at random for each write (`LEASE#n`:
     64): a short run puts a few writes on one member by chance, but at thousands a second
     each member takes its even share, which is what is shown for them."""
-    ceilings = load.ceilings(jobs)
-    lines = [f"{workload}: busiest key {_headline(load, ceilings, jobs, spread or {})}"]
+    lines = [f"{workload}: busiest key {busiest(load, jobs, spread or {})[1]}"]
+    return lines + [line for _, line in shared_ceilings(load, jobs, spaces, spread).values()]
+
+
+def shared_ceilings(
+    load: PartitionLoad, jobs: int, spaces: set[str], spread: Mapping[str, int] | None = None
+) -> dict[str, tuple[float, str]]:
+    """Each family of keys every space shares (`LEASE#n (table)`): the ceiling of its
+    busiest member (a family in `spread` at its even share), and its line."""
     families: dict[PartitionKey, list[Ceiling]] = {}
-    for c in ceilings:
+    for c in load.ceilings(jobs):
         if shared_by_every_space(c.key, spaces):
             families.setdefault(_family(c.key), []).append(c)
+    out = {}
     for family, members in families.items():
         top = members[0]
         family_w = sum(load.writes.get(m.key, 0.0) for m in members)
@@ -214,17 +231,18 @@ def describe_load(
         r = family_r / (sum(load.reads.values()) or 1)
         count = (spread or {}).get(family.value)
         if count:
-            top_w, top_r, busiest = family_w / count, family_r / count, f"each of {count} (picked at random)"
+            top_w, top_r, most = family_w / count, family_r / count, f"each of {count} (picked at random)"
         else:
-            top_w, top_r, busiest = load.writes.get(top.key, 0.0), load.reads.get(top.key, 0.0), top.key.value
+            top_w, top_r, most = load.writes.get(top.key, 0.0), load.reads.get(top.key, 0.0), top.key.value
         load_at = max(top_w / WRITE_LIMIT, top_r / READ_LIMIT) / jobs
         ceiling = 1 / load_at if load_at else float("inf")
-        lines.append(
+        out[str(family)] = (
+            ceiling,
             f"  shared by every space: {family}, {len(members)} key(s): {w:.1%} of writes, {r:.1%} of reads;"
-            f" busiest {busiest} at {10_000 * load_at:.0%} of its limit at 10,000 jobs/s,"
-            f" ceiling: {ceiling:,.0f} jobs/s"
+            f" busiest {most} at {TARGET_JOBS_PER_S * load_at:.0%} of its limit at {TARGET_JOBS_PER_S:,}"
+            f" jobs/s, ceiling: {ceiling:,.0f} jobs/s",
         )
-    return lines
+    return out
 
 
 def hashed(space: str) -> dict[str, int]:
@@ -233,9 +251,11 @@ def hashed(space: str) -> dict[str, int]:
     return {"LEASE#n": keys.BOOK_SHARDS, f"{keys.JOB_PREFIX}{space}#n": keys.JOB_SHARDS}
 
 
-def _headline(load: PartitionLoad, ceilings: list[Ceiling], jobs: int, spread: Mapping[str, int]) -> str:
-    """The busiest key, a family in `spread` counted at its even share (what thousands of
-    jobs a second give each member; a short run puts more on one by chance)."""
+def busiest(load: PartitionLoad, jobs: int, spread: Mapping[str, int]) -> tuple[float, str]:
+    """The busiest key's ceiling and its description, a family in `spread` counted at its
+    even share (what thousands of jobs a second give each member; a short run puts more on
+    one by chance)."""
+    ceilings = load.ceilings(jobs)
     single = next((c for c in ceilings if _family(c.key).value not in spread), None)
     best = (single.jobs_per_second, f"{single.key}: {_line(single)}") if single else (float("inf"), "none")
     total_w, total_r = sum(load.writes.values()) or 1, sum(load.reads.values()) or 1
@@ -250,7 +270,7 @@ def _headline(load: PartitionLoad, ceilings: list[Ceiling], jobs: int, spread: M
         if ceiling < best[0]:
             shares = f"{w / total_w:.1%} of writes, {r / total_r:.1%} of reads"
             best = (ceiling, f"each of {members} {name} (hashed): {shares}; ceiling: {ceiling:,.0f} jobs/s")
-    return best[1]
+    return best
 
 
 def _family(key: PartitionKey) -> PartitionKey:
@@ -269,21 +289,30 @@ def describe_family(
     (`CALLBACK#{space}#n`, the job partitions `J#{space}#n`; `where`: only those of the
     table or of that index): each takes its even share at thousands of jobs a second."""
 
+    ceiling, writes, reads = family_ceiling(load, jobs, prefix, keys, where=where)
+    w_share = writes / (sum(load.writes.values()) or 1)
+    r_share = reads / (sum(load.reads.values()) or 1)
+    family = f"{prefix}n ({where})" if where else f"{prefix}n"
+    return (
+        f"  the space's own {family}, {keys} key(s): {w_share:.1%} of writes, {r_share:.1%} of reads"
+        f" ({writes / jobs:.1f} write units a job); each at {TARGET_JOBS_PER_S / ceiling:.0%} of its limit"
+        f" at {TARGET_JOBS_PER_S:,} jobs/s, ceiling: {ceiling:,.0f} jobs/s"
+    )
+
+
+def family_ceiling(
+    load: PartitionLoad, jobs: int, prefix: str, keys: int, *, where: str | None = None
+) -> tuple[float, float, float]:
+    """The ceiling of a family of `keys` keys at its even share (`describe_family`), and
+    the family's write and read units in all."""
+
     def of(key: PartitionKey) -> bool:
         return key.value.startswith(prefix) and (where is None or key.where == where)
 
     writes = sum(w for k, w in load.writes.items() if of(k))
     reads = sum(r for k, r in load.reads.items() if of(k))
-    w_share = writes / (sum(load.writes.values()) or 1)
-    r_share = reads / (sum(load.reads.values()) or 1)
     per_job = max(writes / WRITE_LIMIT, reads / READ_LIMIT) / keys / jobs
-    ceiling = 1 / per_job if per_job else float("inf")
-    family = f"{prefix}n ({where})" if where else f"{prefix}n"
-    return (
-        f"  the space's own {family}, {keys} key(s): {w_share:.1%} of writes, {r_share:.1%} of reads"
-        f" ({writes / jobs:.1f} write units a job); each at {10_000 * per_job:.0%} of its limit at"
-        f" 10,000 jobs/s, ceiling: {ceiling:,.0f} jobs/s"
-    )
+    return (1 / per_job if per_job else float("inf")), writes, reads
 
 
 REQUEST_MS = 50
@@ -293,18 +322,29 @@ TOKEN_READ_UNITS = 0.5
 """A token item is small and read eventually consistently (`shared.auth.Tokens`)."""
 
 
-def describe_token_load(*, requests_per_job: float, jobs_per_second: int = 10_000) -> str:
+def describe_token_load(*, requests_per_job: float, jobs_per_second: int = TARGET_JOBS_PER_S) -> str:
     """The token item `T`, which every space shares: each warm function reads a token once
     every `CACHE_MS`, so its load follows from how many functions are warm, not from the
     jobs; here every function serves one token of its own (several workers sharing a token
     cost less)."""
-    requests = jobs_per_second * requests_per_job
-    functions = requests * REQUEST_MS / 1_000
-    units = functions * TOKEN_READ_UNITS * 1_000 / CACHE_MS
-    ceiling = jobs_per_second * READ_LIMIT / units if units else float("inf")
+    requests, functions, units = _token_load(requests_per_job, jobs_per_second)
+    ceiling = token_ceiling(requests_per_job=requests_per_job)
     return (
         f"  shared by every space: T (table), 1 key(s): each warm function reads its token once every"
         f" {CACHE_MS / 1_000:g} s; at {jobs_per_second:,} jobs/s, {requests:,.0f} requests/s keep about"
         f" {functions:,.0f} functions warm at {REQUEST_MS} ms a request: {units:,.0f} read units/s,"
         f" {units / READ_LIMIT:.0%} of its limit, ceiling: {ceiling:,.0f} jobs/s"
     )
+
+
+def _token_load(requests_per_job: float, jobs_per_second: float) -> tuple[float, float, float]:
+    """(requests a second, functions warm, read units a second of `T`) at a rate."""
+    requests = jobs_per_second * requests_per_job
+    functions = requests * REQUEST_MS / 1_000
+    return requests, functions, functions * TOKEN_READ_UNITS * 1_000 / CACHE_MS
+
+
+def token_ceiling(*, requests_per_job: float) -> float:
+    """The jobs a second before the token item `T` hits its read limit (`describe_token_load`)."""
+    units = _token_load(requests_per_job, TARGET_JOBS_PER_S)[2]
+    return TARGET_JOBS_PER_S * READ_LIMIT / units if units else float("inf")

@@ -27,7 +27,15 @@ from moto import mock_aws
 
 from bench.capacity import CapacityMeter
 from bench.cost import order_payload
-from bench.partitions import READ_LIMIT, TABLE, WRITE_LIMIT, PartitionLoad, describe_load, hashed
+from bench.partitions import (
+    READ_LIMIT,
+    TABLE,
+    TARGET_JOBS_PER_S,
+    WRITE_LIMIT,
+    PartitionLoad,
+    describe_load,
+    hashed,
+)
 from bench.world import moto_runtime
 from shared.clock import ManualClock
 from shared.runtime import Runtime
@@ -39,7 +47,7 @@ from shared.sweeper import TickReport
 
 SPACE = "bench"
 NAME = "charge-invoice"
-RATE = 10_000
+RATE = TARGET_JOBS_PER_S
 """Jobs a second the busy name is paced at on the test clock."""
 WORKLOADS = ((100, 10), (1, 1))
 """(jobs a create, jobs a claim and a report)."""
@@ -156,48 +164,54 @@ def contention(jobs: int, *, spread: bool, workers: int = 16, count: int = 10) -
         for first in range(0, jobs, 100):
             batch = [NewJob(name=NAME, payload=order_payload(rng)) for _ in range(min(100, jobs - first))]
             rt.queue.create(SPACE, batch, batch=True)
-        failed = [0]
-        lock = threading.Lock()
-
-        def count_failures(parsed: dict[str, Any], **_: Any) -> None:
-            if parsed.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                with lock:
-                    failed[0] += 1
-
-        rt.dynamodb.meta.events.register("after-call.dynamodb.UpdateItem", count_failures)
-        handed = [0]
-        empty_while_waiting = [0]
-
-        def work() -> None:
-            empties = 0
-            while empties < 3:
-                got = rt.queue.claim(SPACE, count=count, names=[NAME], wait_ms=0, lease_ms=None)
-                with lock:
-                    handed[0] += len(got)
-                    if not got and jobs - handed[0] > (workers - 1) * count:
-                        empty_while_waiting[0] += 1
-                if not got:
-                    empties += 1
-                    continue
-                rt.queue.report(
-                    SPACE, [{"id": j["id"], "attempt": j["attempt"], "complete": {}} for j in got]
-                )
-
-        pool = [threading.Thread(target=work) for _ in range(workers)]
+        race = _Race(rt, jobs, workers, count)
+        rt.dynamodb.meta.events.register("after-call.dynamodb.UpdateItem", race.count_failures)
+        pool = [threading.Thread(target=race.work) for _ in range(workers)]
         for thread in pool:
             thread.start()
         for thread in pool:
             thread.join()
-        if handed[0] != jobs:
-            raise RuntimeError(f"handed out {handed[0]} of {jobs} jobs")
+        if race.handed != jobs:
+            raise RuntimeError(f"handed out {race.handed} of {jobs} jobs")
         where = (
             f"the name spread by its load (width {width})" if spread else "a backlog made at rest (4 shards)"
         )
         return (
             f"{workers} workers claiming {count} at a time, {jobs:,} jobs, {where}: "
-            f"{failed[0] / jobs:.2f} failed conditional writes per job; "
-            f"{empty_while_waiting[0]} empty claims while work waited"
+            f"{race.failed / jobs:.2f} failed conditional writes per job; "
+            f"{race.empty_while_waiting} empty claims while work waited"
         )
+
+
+class _Race:
+    """Workers claiming `count` at a time from one name and completing what they get, until
+    three claims in a row answer none: what they were handed, failed conditional writes,
+    and claims that answered none while more jobs were unclaimed than the others could hold."""
+
+    def __init__(self, rt: Runtime, jobs: int, workers: int, count: int) -> None:
+        self.rt, self.jobs, self.workers, self.count = rt, jobs, workers, count
+        self.lock = threading.Lock()
+        self.failed = self.handed = self.empty_while_waiting = 0
+
+    def count_failures(self, parsed: dict[str, Any], **_: Any) -> None:
+        if parsed.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            with self.lock:
+                self.failed += 1
+
+    def work(self) -> None:
+        empties = 0
+        while empties < 3:
+            got = self.rt.queue.claim(SPACE, count=self.count, names=[NAME], wait_ms=0, lease_ms=None)
+            with self.lock:
+                self.handed += len(got)
+                if not got and self.jobs - self.handed > (self.workers - 1) * self.count:
+                    self.empty_while_waiting += 1
+            if not got:
+                empties += 1
+                continue
+            self.rt.queue.report(
+                SPACE, [{"id": j["id"], "attempt": j["attempt"], "complete": {}} for j in got]
+            )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,44 +1,122 @@
-"""`make bench` runs end to end, prints the partition-key ceilings and ends with the units per job."""
+"""`make bench`'s figures against its own targets, at a scale a test affords.
+
+A job's own units (`bench.cost.Measured.per_job(with_tick=False)`) do not depend on how
+many jobs a run makes, but the clock's lease check reads every partition of the lease book
+each tick whatever the jobs: a short run shares that among few jobs (at 200 jobs it is
+0.64 read units a job of 1.23). So the bench measures the tick on its own, the tests assert
+the target on a job's own units, and that the tick does not grow with the jobs. Partition
+ceilings are shares, taken where the bench takes them at their even share (a family of keys
+picked by hash), so a short run tells what a long one would.
+"""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
-from bench import cost
+from bench import cost, drain
+from bench.partitions import TABLE, TARGET_JOBS_PER_S, busiest, family_ceiling, shared_ceilings, token_ceiling
+from bench.spread import NAME
+from shared.store import keys
+
+BATCH = 100
+"""The bench's batch: 100 jobs a create, a claim and a report."""
+SPACE = cost.SPACE
 
 
-def test_bench_prints_units_per_job(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture(scope="module")
+def runs() -> list[cost.Measured]:
+    return [cost.run(jobs=jobs, batch=BATCH, payload=cost.order_payload) for jobs in (100, 200)]
+
+
+def test_a_jobs_own_units_meet_the_target(runs: list[cost.Measured]) -> None:
+    for measured in runs:
+        w, r, _ = measured.per_job(with_tick=False)
+        assert cost.meets_target(w, r), (measured.jobs, w, r)
+        # As `make bench` prints them at its 1,000 jobs, the tick shared by all of them.
+        tick = measured.tick
+        assert cost.meets_target(w + tick.write_units / 1_000, r + tick.read_units / 1_000), measured.jobs
+
+
+def test_the_clocks_tick_is_fixed_and_the_rest_is_per_job(runs: list[cost.Measured]) -> None:
+    small, large = runs
+    # One read of each of the book's partitions, whatever the jobs; nothing written.
+    assert small.tick == large.tick
+    assert large.tick.calls == keys.BOOK_SHARDS and large.tick.write_units == 0
+    assert large.tick.read_units == keys.BOOK_SHARDS * 0.5
+    for measured in runs:  # a part of the lease check the jobs had
+        assert measured.phases["lease check"].read_units >= measured.tick.read_units
+    # Nothing else fixed is left in a job's own figures: twice the jobs, the same a job
+    # (within a name's first create, 4 write units once, its sampled count, and claims'
+    # reads of the name's shards: 100 jobs 5.12 W 0.575 R 2.20 calls, 200 jobs 5.105, 0.59, 2.18).
+    (small_w, small_r, small_c), (large_w, large_r, large_c) = (m.per_job(with_tick=False) for m in runs)
+    assert (
+        abs(small_w - large_w) <= 0.05 and abs(small_r - large_r) <= 0.05 and abs(small_c - large_c) <= 0.05
+    ), runs
+
+
+CALLBACK_SPACE_ITEM = pytest.mark.xfail(
+    strict=True,
+    reason="found by this test (issue 18, point 6): jobs with a callback read the space's item"
+    " S#{space} about 0.43 read units a job, a ceiling of about 7,000 jobs/s for one space",
+)
+
+
+@pytest.mark.parametrize(
+    ("created", "handed", "callback"),
+    [(100, 10, False), (1, 1, False), pytest.param(100, 10, True, marks=CALLBACK_SPACE_ITEM)],
+    ids=str,
+)
+def test_partition_ceilings_meet_the_target(created: int, handed: int, callback: bool) -> None:
+    """The busy name's keys, spread as its load would (`cost.spread_name`: 64 ready shards),
+    with every family picked by hash at its even share: none stops it under 10,000 jobs/s."""
+    jobs = 40
+    load = cost.run(
+        jobs=jobs,
+        batch=min(created, jobs),
+        payload=cost.order_payload,
+        hand_out=min(handed, jobs),
+        load=True,
+        callback=callback,
+        setup=cost.spread_name,
+    ).load
+    assert load is not None
+    hashed = {
+        "LEASE#n": keys.BOOK_SHARDS,
+        f"{keys.JOB_PREFIX}{SPACE}#n": keys.JOB_SHARDS,
+        f"{SPACE}#{NAME}#n": keys.MAX_READY_SHARDS,
+        f"{keys.CALLBACK_PREFIX}{SPACE}#n": keys.CALLBACK_SHARDS,
+    }
+    ceiling, line = busiest(load, jobs, hashed)
+    assert ceiling >= TARGET_JOBS_PER_S, line
+    for family, (ceiling, line) in shared_ceilings(load, jobs, {SPACE}, hashed).items():
+        assert ceiling >= TARGET_JOBS_PER_S, (family, line)
+    job_ceiling, _, _ = family_ceiling(load, jobs, f"{keys.JOB_PREFIX}{SPACE}#", keys.JOB_SHARDS, where=TABLE)
+    assert job_ceiling >= TARGET_JOBS_PER_S
+    if callback:
+        callbacks, _, _ = family_ceiling(load, jobs, f"{keys.CALLBACK_PREFIX}{SPACE}#", keys.CALLBACK_SHARDS)
+        assert callbacks >= TARGET_JOBS_PER_S
+    else:
+        assert (
+            token_ceiling(requests_per_job=1 / min(created, jobs) + 2 / min(handed, jobs))
+            >= TARGET_JOBS_PER_S
+        )
+
+
+@pytest.mark.parametrize("per_claim", [1, 10])
+def test_the_lease_drain_keeps_up_with_the_target(per_claim: int) -> None:
+    measured = drain.measure(buckets=400 // per_claim, per_bucket=per_claim)
+    assert measured.entries_per_second >= TARGET_JOBS_PER_S, drain.describe(measured, f"{per_claim} a claim")
+
+
+def test_make_bench_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    """The lines `make bench` prints, each figure computed as above (a short run)."""
     assert cost.main(["--jobs", "20", "--batch", "10", "--drain-buckets", "40"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
-    last = out[-1]
-    found = re.fullmatch(r"per job: ([\d.]+) write units, ([\d.]+) read units, ([\d.]+) calls", last)
-    assert found, last
-    writes, reads, calls = map(float, found.groups())
-    # Create, claim and complete each write the job item once, and each claim's lease is
-    # read once later: at least 3 write units and some reads, whatever the scale.
-    # (The figures against the target are the benchmark's to print, at 1,000 jobs.)
-    assert writes >= 3 and reads > 0 and calls > 2
-
-    # Each workload names its busiest partition key and the ceiling it sets, on a line
-    # of its own; then the keys every space shares: every request reads its token.
-    busiest = [line for line in out if "busiest key" in line]
-    assert [line.split(":")[0] for line in busiest] == [
+    assert out[-1].startswith("per job: ") and out[-2].startswith("per job without the clock's tick: ")
+    assert [line.split(":")[0] for line in out if "busiest key" in line] == [
         "20 jobs a create, 10 a claim and a report",
         "1 jobs a create, 1 a claim and a report",
         "jobs with a callback, 20 a create, 10 a claim and a report",
     ]
-    ceiling = re.compile(r"ceiling: [\d,]+ jobs/s")
-    assert all(ceiling.search(line) for line in busiest), busiest
-    shared = [line for line in out if "shared by every space: " in line]
-    assert any("T (table)" in line and ceiling.search(line) for line in shared), shared
-    assert any("LEASE#n (table)" in line for line in shared), shared
-    # The clock's lease check: how fast one tick drains the lease book, against 10,000 jobs/s.
-    # Jobs with a callback load their space's own callback partitions, not one every space shares.
-    assert any(line.startswith("  the space's own CALLBACK#bench#n") and ceiling.search(line) for line in out)
-    # Each workload's job partitions (64 a space, by a hash of the id), at their even share.
-    jobs = [line for line in out if line.startswith("  the space's own J#bench#n (table), 64 key(s)")]
-    assert len(jobs) == 3 and all(ceiling.search(line) for line in jobs), jobs
-    drains = [line for line in out if line.startswith("lease check drain")]
-    assert len(drains) == 2 and all(re.search(r"[\d,]+ leases/s", line) for line in drains), drains
+    assert any(line.startswith("  of which every tick of the clock's lease check") for line in out)
+    assert len([line for line in out if line.startswith("lease check drain")]) == 2
