@@ -27,28 +27,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ulid import ULID
 
 from shared import limits
 from shared.clock import Clock
-from shared.machine import KEPT_AS_FAILED, JobStatus
+from shared.machine import JobStatus
 from shared.schema import NewJob, dump_json, nesting_within
+from shared.settings import Destination, Kind
 from shared.store.dynamo import Item
 
 if TYPE_CHECKING:
     from shared.queue import Queue
     from shared.store.jobs import Inserted, JobStore
     from shared.store.spaces import SpaceStore
-
-Kind = Literal["onFailure", "onSettled"]
-
-FAILURE: frozenset[str] = frozenset(s.value for s in KEPT_AS_FAILED)
-"""The endings `onFailure` covers: FAILED and STALLED, the jobs that ended without doing
-their work."""
 
 
 def notice_id(space: str, job_id: str, kind: Kind, finished_ms: int) -> str:
@@ -57,45 +50,6 @@ def notice_id(space: str, job_id: str, kind: Kind, finished_ms: int) -> str:
     whose 80 random bits are a hash of (space, ended job, kind)."""
     digest = hashlib.blake2b(f"{space}\0{job_id}\0{kind}".encode(), digest_size=10).digest()
     return str(ULID.from_int((finished_ms << 80) | int.from_bytes(digest, "big")))
-
-
-@dataclass(frozen=True)
-class Destination:
-    """One of a space's notification settings, as stored."""
-
-    kind: Kind
-    name: str
-    statuses: frozenset[str]
-    """The endings (upper-case statuses) it covers."""
-    since_ms: int
-    """Jobs that ended before this are not covered (the setting was made then)."""
-
-    @classmethod
-    def of(cls, kind: Kind, stored: Mapping[str, Any] | None) -> Destination | None:
-        if not stored:
-            return None
-        statuses = FAILURE if kind == "onFailure" else frozenset(stored["statuses"])
-        return cls(kind, str(stored["name"]), statuses, int(stored["sinceMs"]))
-
-    def render(self) -> dict[str, Any]:
-        shown: dict[str, Any] = {"name": self.name}
-        if self.kind == "onSettled":
-            shown["statuses"] = [s for s in SETTLED_ORDER if s in self.statuses]
-        shown["sinceMs"] = self.since_ms
-        return shown
-
-
-SETTLED_ORDER = ("COMPLETED", "FAILED", "CANCELLED", "STALLED")
-
-
-def stored(spec: Mapping[str, Any] | None, current: Mapping[str, Any] | None, now_ms: int) -> Any:
-    """The settings item's value for a PATCH of a destination (None: remove it). A change of an
-    existing destination keeps its `sinceMs`: jobs that ended since it was first set, and
-    whose records the stream has yet to read, are still covered."""
-    if spec is None:
-        return None
-    since = int(current["sinceMs"]) if current and "sinceMs" in current else now_ms
-    return {**spec, "sinceMs": since}
 
 
 def due(destinations: list[Destination], item: Item) -> list[Destination]:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared import defaults, limits, render, wire
-from shared.callbacks import TargetPolicy
 from shared.clock import Clock
 from shared.deadlines import cancel_expired
 from shared.errors import InvalidArgument, NotFound, ResourceExhausted
@@ -44,7 +43,8 @@ from shared.machine import touch as touch_transition
 from shared.observability import logger
 from shared.policy import Policies, Policy, SpacePolicies
 from shared.schema import NewJob, Report, dump_json, parse
-from shared.spaces import Settings, SpaceSettings
+from shared.settings import Settings
+from shared.spaces import SpaceSettings
 from shared.spread import Spreader
 from shared.store.blobs import ITEM_BUDGET, PLACES, Packed, pack, replacing
 from shared.store.codec import LAPSED, UpdateBuilder, approximate_size, expired, job_item, purged
@@ -64,6 +64,7 @@ from shared.store.jobs import (
 from shared.store.journal import Journal
 from shared.store.spaces import SpaceStore
 from shared.store.spread import SpreadStore
+from shared.targets import TargetPolicy
 
 ROOM_RETRY_MS = 1_000
 """How long a producer turned away by a full space is told to wait."""

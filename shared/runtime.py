@@ -17,7 +17,7 @@ import httpx
 from botocore.config import Config
 
 from shared.auth import Tokens
-from shared.callbacks import Dispatcher, TargetPolicy
+from shared.callbacks import Dispatcher
 from shared.clock import Clock, SystemClock
 from shared.diagnostics import Diagnostics
 from shared.follow import FollowLinks
@@ -38,6 +38,7 @@ from shared.store.spaces import SpaceStore
 from shared.store.tokens import TokenStore
 from shared.stream import StreamProcessor
 from shared.sweeper import Sweeper
+from shared.targets import TargetPolicy
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

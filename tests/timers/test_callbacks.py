@@ -12,11 +12,11 @@ from botocore.exceptions import ClientError
 
 from devserver.background import tick
 from shared import limits
-from shared.callbacks import TargetPolicy
 from shared.clock import ManualClock
 from shared.machine import CALLBACK_GRACE_MS
 from shared.runtime import Runtime
 from shared.store import keys
+from shared.targets import TargetPolicy
 from tests.support import PATIENCE_S, Api, Background
 from tests.timers.conftest import SECRET, DripServer, Receiver, verify
 
