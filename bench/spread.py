@@ -30,8 +30,11 @@ from bench.cost import order_payload
 from bench.partitions import READ_LIMIT, TABLE, WRITE_LIMIT, PartitionLoad, describe_load, hashed
 from bench.world import moto_runtime
 from shared.clock import ManualClock
+from shared.jobs.claim import claim
+from shared.jobs.create import create
+from shared.jobs.report import report
 from shared.runtime import Runtime
-from shared.schema import NewJob, NewToken
+from shared.schema import NewJob, NewToken, reports_in
 from shared.spread import SAMPLE, WINDOW_MS
 from shared.store import keys
 from shared.store.table import READY_INDEX
@@ -56,10 +59,12 @@ def warm_up(rt: Runtime, clock: ManualClock, seconds: float = 5.0) -> int:
     rt.space_store.register_names(SPACE, {NAME}, clock.now_ms())
     step_ms = SAMPLE * 1000 // RATE
     for _ in range(int(seconds * 1000 / step_ms)):
-        rt.queue.spreader.created(SPACE, NAME, SAMPLE, rt.policies.space(SPACE).spread(NAME), clock.now_ms())
+        rt.context.spreader.created(
+            SPACE, NAME, SAMPLE, rt.policies.space(SPACE).spread(NAME), clock.now_ms()
+        )
         clock.advance(step_ms)
     clock.advance(WINDOW_MS // 5)  # past the policy cache, and past the wait before width follows reach
-    rt.queue.spreader.created(SPACE, NAME, SAMPLE, rt.policies.space(SPACE).spread(NAME), clock.now_ms())
+    rt.context.spreader.created(SPACE, NAME, SAMPLE, rt.policies.space(SPACE).spread(NAME), clock.now_ms())
     clock.advance(2_000)
     return rt.policies.space(SPACE).spread(NAME).width
 
@@ -80,14 +85,17 @@ def busy_name(jobs: int, batch: int, hand_out: int) -> list[str]:
         held: list[dict[str, Any]] = []
         while made < jobs:
             rt.tokens.authenticate(f"Bearer {token}")
-            rt.queue.create(
-                SPACE, [NewJob(name=NAME, payload=order_payload(rng)) for _ in range(batch)], batch=batch > 1
+            create(
+                rt.context,
+                SPACE,
+                [NewJob(name=NAME, payload=order_payload(rng)) for _ in range(batch)],
+                batch=batch > 1,
             )
             made += batch
             clock.advance(made * 1000 // RATE - (made - batch) * 1000 // RATE)
         while len(held) < jobs:
             rt.tokens.authenticate(f"Bearer {token}")
-            got = rt.queue.claim(SPACE, count=hand_out, names=[NAME], wait_ms=0, lease_ms=None)
+            got = claim(rt.context, SPACE, count=hand_out, names=[NAME], wait_ms=0, lease_ms=None)
             if not got:
                 raise RuntimeError(f"claimed only {len(held)} of {jobs} jobs")
             held += got
@@ -97,7 +105,7 @@ def busy_name(jobs: int, batch: int, hand_out: int) -> list[str]:
                 {"id": j["id"], "attempt": j["attempt"], "complete": {}}
                 for j in held[start : start + hand_out]
             ]
-            rt.queue.report(SPACE, reports)
+            report(rt.context, SPACE, reports_in(reports))
         clock.advance(24 * 3_600_000)
         rt.sweeper.expire_leases(TickReport())
         usage = meter.usage
@@ -155,7 +163,7 @@ def contention(jobs: int, *, spread: bool, workers: int = 16, count: int = 10) -
         rng = random.Random(7)
         for first in range(0, jobs, 100):
             batch = [NewJob(name=NAME, payload=order_payload(rng)) for _ in range(min(100, jobs - first))]
-            rt.queue.create(SPACE, batch, batch=True)
+            create(rt.context, SPACE, batch, batch=True)
         failed = [0]
         lock = threading.Lock()
 
@@ -171,7 +179,7 @@ def contention(jobs: int, *, spread: bool, workers: int = 16, count: int = 10) -
         def work() -> None:
             empties = 0
             while empties < 3:
-                got = rt.queue.claim(SPACE, count=count, names=[NAME], wait_ms=0, lease_ms=None)
+                got = claim(rt.context, SPACE, count=count, names=[NAME], wait_ms=0, lease_ms=None)
                 with lock:
                     handed[0] += len(got)
                     if not got and jobs - handed[0] > (workers - 1) * count:
@@ -179,9 +187,8 @@ def contention(jobs: int, *, spread: bool, workers: int = 16, count: int = 10) -
                 if not got:
                     empties += 1
                     continue
-                rt.queue.report(
-                    SPACE, [{"id": j["id"], "attempt": j["attempt"], "complete": {}} for j in got]
-                )
+                done = [{"id": j["id"], "attempt": j["attempt"], "complete": {}} for j in got]
+                report(rt.context, SPACE, reports_in(done))
 
         pool = [threading.Thread(target=work) for _ in range(workers)]
         for thread in pool:

@@ -19,7 +19,7 @@ from moto.dynamodb.models.table import Table
 
 from devserver.embedded import compat as embedded
 from shared.clock import Clock, SystemClock
-from shared.queue import QueueConfig
+from shared.jobs.context import QueueConfig
 from shared.runtime import Runtime
 from shared.store import keys
 from shared.store.table import create_table_request

@@ -7,8 +7,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from shared import answers, render
 from shared.http import authorize, body, entrypoint, make_app, ok
+from shared.jobs.retry import retry
 from shared.observability import metrics
-from shared.retry import retry
 from shared.runtime import runtime
 from shared.schema import ids_in
 
@@ -18,7 +18,7 @@ app = make_app()
 @app.post("/v1/spaces/<space>/jobs:retry")
 def retry_jobs(space: str) -> Response:
     authorize(app, "admin", space)
-    outcomes = retry(runtime().queue, space, ids_in(body(app)))
+    outcomes = retry(runtime().context, space, ids_in(body(app)))
     metrics.add_metric("JobsCreated", MetricUnit.Count, sum(o.get("outcome") == "NEW" for o in outcomes))
     return ok(render.answer(answers.RetryOutcomes, {"outcomes": outcomes}))
 

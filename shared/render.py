@@ -6,10 +6,13 @@ models the OpenAPI document is generated from.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from shared import answers
 from shared.machine import AT_MOST_ONCE, Job, JobStatus
+
+if TYPE_CHECKING:
+    from shared.jobs.read import Found, Page
 
 A = TypeVar("A", bound=answers.Answer)
 
@@ -70,6 +73,19 @@ def job(
     if waiting_on is not None:
         fields["waitingOn"] = waiting_on
     return answers.Job(**fields).shown()
+
+
+def found(read: Found) -> dict[str, Any]:
+    """A job as `GET /jobs/{id}` shows it (`shared.jobs.read.get`)."""
+    j = read.job
+    shown_delivery = delivery(read.delivery.record) if read.delivery is not None else None
+    waiting = waiting_on(*read.waiting_on, key=j.concurrency_key) if read.waiting_on else None
+    return job(j, delivery=shown_delivery, waiting_on=waiting)
+
+
+def page(read: Page) -> dict[str, Any]:
+    """A page of jobs as `GET /jobs` shows it (`shared.jobs.read.page`)."""
+    return answer(answers.JobPage, {"jobs": [job(j, bodies=False) for j in read.jobs], "cursor": read.cursor})
 
 
 def callback(j: Job, delivery: answers.Delivery | None = None) -> answers.Callback | None:

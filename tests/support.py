@@ -28,7 +28,7 @@ from devserver.background import Background
 from devserver.wiring import BUCKET, REGION, TABLE, build_runtime
 from shared import openapi
 from shared.clock import Clock
-from shared.queue import QueueConfig
+from shared.jobs.context import QueueConfig
 from shared.runtime import Runtime
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -10,8 +11,10 @@ import pytest
 from devserver import gateway
 from shared import limits
 from shared.clock import ManualClock
-from shared.follow import SECRET
+from shared.jobs import report as reporting
+from shared.jobs.follow import SECRET
 from shared.runtime import Runtime
+from shared.schema import reports_in
 from shared.store import keys
 from shared.store.secrets import ServiceSecrets
 from tests.conftest import mint
@@ -219,13 +222,14 @@ def test_a_wait_answers_as_soon_as_the_job_changes(api: Api, rt: Runtime, clock:
             clock.sleep(seconds)
             if clock.now_ms() - started >= 3_000 and not done:
                 done.append(True)
-                rt.queue.report("watch", [{"id": job_id, "attempt": 1, "progress": {"percent": 50}}])
+                reports = reports_in([{"id": job_id, "attempt": 1, "progress": {"percent": 50}}])
+                reporting.report(rt.context, "watch", reports)
 
         def now_ms(self) -> int:
             return clock.now_ms()
 
     done: list[bool] = []
-    rt.follow_links.clock = Worker()
+    rt.context = dataclasses.replace(rt.context, clock=Worker())
     running = follow(api, token, version=version).body  # the claim is news already
     assert running["status"] == "RUNNING"
     changed = follow(api, token, waitMs=25_000, version=running["version"]).body

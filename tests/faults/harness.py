@@ -41,7 +41,7 @@ from devserver.background import as_lambda_record, handler, tick
 from devserver.gateway import LambdaContext
 from devserver.wiring import BUCKET, REGION, TABLE, build_runtime, local_environment
 from shared.clock import ManualClock
-from shared.queue import QueueConfig
+from shared.jobs.context import QueueConfig
 from shared.runtime import Runtime, install
 from shared.schema import NewToken
 from shared.store import dynamo
@@ -602,7 +602,7 @@ def world(service: Service) -> Iterator[World]:
         faults = Faults()
         # The same draws in a clean run and in each crashed one: the sampled create count
         # (`shared.spread`) writes or not by chance, and the runs' writes are compared.
-        rt.queue.spreader.rand = random.Random(0).random
+        rt.context.spreader.rand = random.Random(0).random
         rt.sweeper.spreader.rand = random.Random(1).random
         rt.dynamodb = rt.db.client = Wrapped(rt.db.client, faults)
         rt.s3 = rt.blobs.s3 = Wrapped(rt.blobs.s3, faults)

@@ -21,7 +21,7 @@ from moto.dynamodb.models import dynamodb_backends
 from devserver.embedded.client import DirectDynamoDB
 from devserver.wiring import BUCKET, REGION, TABLE, Serialized, ensure_table
 from shared.clock import Clock
-from shared.queue import QueueConfig
+from shared.jobs.context import QueueConfig
 from shared.runtime import Runtime
 from shared.store import keys
 

@@ -32,16 +32,15 @@ from typing import TYPE_CHECKING, Any
 from ulid import ULID
 
 from shared import limits
-from shared.clock import Clock
+from shared.jobs.context import Context
+from shared.jobs.create import create_once
 from shared.machine import JobStatus
 from shared.schema import NewJob, dump_json, nesting_within
 from shared.settings import Destination, Kind
 from shared.store.dynamo import Item
 
 if TYPE_CHECKING:
-    from shared.queue import Queue
-    from shared.store.jobs import Inserted, JobStore
-    from shared.store.spaces import SpaceStore
+    from shared.store.jobs import Inserted
 
 
 def notice_id(space: str, job_id: str, kind: Kind, finished_ms: int) -> str:
@@ -94,19 +93,16 @@ class Notifier:
     finished since the last read is answered by a fresh read. So a stream batch reads a space's
     settings item once, and a setting is never missed for lack of a fresh read."""
 
-    def __init__(self, *, clock: Clock, jobs: JobStore, spaces: SpaceStore, queue: Queue) -> None:
-        self.clock = clock
-        self.jobs = jobs
-        self.spaces = spaces
-        self.queue = queue
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
         self._read: dict[str, tuple[int, list[Destination]]] = {}
 
     def destinations(self, space: str, finished_ms: int) -> list[Destination]:
         kept = self._read.get(space)
         if kept is not None and kept[0] > finished_ms:  # read after it finished (not in the same ms)
             return kept[1]
-        now = self.clock.now_ms()
-        item = self.spaces.settings(space) or {}
+        now = self.ctx.clock.now_ms()
+        item = self.ctx.spaces.settings(space) or {}
         found = [d for kind in ("onFailure", "onSettled") if (d := Destination.of(kind, item.get(kind)))]
         self._read[space] = (now, found)
         return found
@@ -120,7 +116,7 @@ class Notifier:
         if not due_now:
             return []
         # Only what a notice carries: the payload is not read.
-        result, error = self.jobs.blobs.read_many(space, [(item, "result"), (item, "error")])
+        result, error = self.ctx.jobs.blobs.read_many(space, [(item, "result"), (item, "error")])
         made = []
         for destination in due_now:
             body = notice(
@@ -133,5 +129,5 @@ class Notifier:
             # Built, not validated: the name was checked when set, and the notice is within
             # a payload's limits (`notice`) around a result checked when reported.
             request = NewJob.model_construct(name=destination.name, payload=body)
-            made.append(self.queue.notify(space, request, made_id))
+            made.append(create_once(self.ctx, space, request, made_id))
         return made
