@@ -41,7 +41,9 @@ from shared.auth import Tokens
 from shared.clock import ManualClock
 from shared.jobs.claim import claim
 from shared.jobs.create import create
+from shared.jobs.outcomes import Applied
 from shared.jobs.report import report
+from shared.machine import JobStatus
 from shared.runtime import Runtime
 from shared.schema import NewJob, NewToken, SettingsPatch, reports_in
 from shared.store import keys
@@ -162,7 +164,7 @@ def run(
             ]
             request()
             outcomes = report(rt.context, SPACE, reports_in(reports))
-            if any(o.get("status") != "COMPLETED" for o in outcomes):
+            if any(o != Applied(JobStatus.COMPLETED) for o in outcomes):
                 raise RuntimeError(f"a report was refused: {outcomes}")
         phases["complete"] = meter.usage
 

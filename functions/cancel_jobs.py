@@ -17,7 +17,7 @@ app = make_app()
 def cancel_jobs(space: str) -> Response:
     authorize(app, "admin", space)
     outcomes = cancel(runtime().context, space, ids_in(body(app)))
-    return ok(render.answer(answers.Outcomes, {"outcomes": outcomes}))
+    return ok(render.outcomes(answers.Outcomes, outcomes))
 
 
 lambda_handler = entrypoint(app)

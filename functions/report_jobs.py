@@ -17,7 +17,7 @@ app = make_app()
 def report_jobs(space: str) -> Response:
     authorize(app, "work", space)
     outcomes = report(runtime().context, space, reports_in(body(app)))
-    return ok(render.answer(answers.Outcomes, {"outcomes": outcomes}))
+    return ok(render.outcomes(answers.Outcomes, outcomes))
 
 
 lambda_handler = entrypoint(app)

@@ -6,9 +6,11 @@ models the OpenAPI document is generated from.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from shared import answers
+from shared.jobs.outcomes import Applied, Refused, Retried
 from shared.machine import AT_MOST_ONCE, Job, JobStatus
 
 if TYPE_CHECKING:
@@ -129,3 +131,17 @@ def waiting_on(reason: str, until_ms: int | None, key: str | None = None) -> ans
     if key is not None and reason.startswith("KEY_"):
         fields["key"] = key
     return answers.WaitingOn.model_validate(fields)
+
+
+def outcome(o: Applied | Refused | Retried) -> dict[str, Any]:
+    """One job's outcome in a report, cancel or retry (`shared.jobs.outcomes`)."""
+    if isinstance(o, Refused):
+        return rejection(o.reason, o.message)
+    if isinstance(o, Retried):
+        return {"id": o.id, "retryOf": o.retry_of, "outcome": "NEW" if o.new else "DUPLICATE"}
+    return {"status": o.status.value}
+
+
+def outcomes(model: type[A], each: Sequence[Applied | Refused | Retried]) -> dict[str, Any]:
+    """A request's outcomes, one per job in the order sent, as `model` shows them."""
+    return answer(model, {"outcomes": [outcome(o) for o in each]})

@@ -13,12 +13,12 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from shared import render
 from shared.errors import InvalidArgument
 from shared.jobs.context import Context
 from shared.jobs.deadlines import cancel_found
+from shared.jobs.outcomes import Applied, Outcome, Refused
 from shared.jobs.report_decision import REASONS, Rejected, decide, refusal_of, rejected
-from shared.machine import Transition, before_deadline
+from shared.machine import JobStatus, Transition, before_deadline
 from shared.machine import keep as keep_transition
 from shared.observability import logger
 from shared.schema import Report, dump_json
@@ -28,20 +28,20 @@ from shared.store.codec import UpdateBuilder
 from shared.store.dynamo import ConditionFailed, Item
 
 
-def report(ctx: Context, space: str, reports: Sequence[Report | InvalidArgument]) -> list[dict[str, Any]]:
+def report(ctx: Context, space: str, reports: Sequence[Report | InvalidArgument]) -> list[Outcome]:
     """Apply each report on its own: one outcome per report, in order. A report that
     broke a rule (`schema.reports_in` says which) is answered `INVALID`, the rest apply."""
     settings = ctx.settings.get(space)
-    outcomes = []
+    outcomes: list[Outcome] = []
     for p in reports:
         if isinstance(p, InvalidArgument):
-            outcomes.append(render.rejection("INVALID", p.message))
+            outcomes.append(Refused("INVALID", p.message))
             continue
         outcomes.append(_report_one(ctx, space, p, settings))
     return outcomes
 
 
-def _report_one(ctx: Context, space: str, report: Report, settings: Settings) -> dict[str, Any]:
+def _report_one(ctx: Context, space: str, report: Report, settings: Settings) -> Outcome:
     """The report's outcome (a count the job holds is let go by its transition's own write).
 
     A value too large for the job item (a result, an error) takes three writes, each
@@ -70,8 +70,8 @@ def _report_one(ctx: Context, space: str, report: Report, settings: Settings) ->
     _journal(ctx, space, report, item, now, with_event=with_event)
     if events_full:
         message = REASONS["TOO_MANY_EVENTS"].format(max=settings.max_events)
-        return render.rejection("TOO_MANY_EVENTS", message)
-    return {"status": item["status"]}
+        return Refused("TOO_MANY_EVENTS", message)
+    return Applied(JobStatus(item["status"]))
 
 
 def _apply_report(
@@ -145,12 +145,12 @@ def _discard(ctx: Context, space: str, job_id: str, value: Packed) -> None:
         logger.warning("could not remove a refused report's value", extra={"job": job_id})
 
 
-def _rejection(ctx: Context, space: str, rejected: Rejected, now: int) -> dict[str, Any]:
+def _rejection(ctx: Context, space: str, rejected: Rejected, now: int) -> Refused:
     """A refused report's outcome; a job found past its deadline is cancelled first (the
     clock would have soon), so the worker is told it has finished, and it has."""
     if rejected.expired is not None:
         cancel_found(ctx, space, rejected.expired, now=now)
-    return render.rejection(rejected.reason, rejected.message)
+    return Refused(rejected.reason, rejected.message)
 
 
 def _journal(ctx: Context, space: str, report: Report, item: Item, now: int, *, with_event: bool) -> None:

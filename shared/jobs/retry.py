@@ -17,11 +17,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from shared import render
 from shared.errors import InvalidArgument
 from shared.ids import is_ulid
 from shared.jobs.context import Context
 from shared.jobs.create import create
+from shared.jobs.outcomes import Refused, Retried, RetryOutcome
 from shared.machine import RETRYABLE, Job, JobStatus
 from shared.schema import NewJob, parse
 from shared.store.codec import purged
@@ -39,10 +39,10 @@ class _Wanted:
     origin: RetryOf
 
 
-def retry(ctx: Context, space: str, ids: list[str]) -> list[dict[str, Any]]:
+def retry(ctx: Context, space: str, ids: list[str]) -> list[RetryOutcome]:
     """One outcome per id, in order: the new job (`NEW`, or `DUPLICATE` when the old job was
     retried before, or earlier in `ids`), or a rejection (`NOT_FOUND`, `NOT_RETRYABLE`)."""
-    outcomes: list[dict[str, Any] | None] = [None] * len(ids)
+    outcomes: list[RetryOutcome | None] = [None] * len(ids)
     first: dict[str, int] = {}
     fresh = _fresh(ctx, space, ids, outcomes, first)
     wanted = _wanted(ctx, space, fresh, outcomes, first)
@@ -61,13 +61,13 @@ def retry(ctx: Context, space: str, ids: list[str]) -> list[dict[str, Any]]:
     for at, old_id in enumerate(ids):
         if outcomes[at] is None:  # a repeat of an id earlier in the request
             earlier = outcomes[first[old_id]]
-            assert earlier is not None
-            outcomes[at] = _outcome(earlier["id"], old_id, new=False)
+            assert isinstance(earlier, Retried)
+            outcomes[at] = _outcome(earlier.id, old_id, new=False)
     return [o for o in outcomes if o is not None]
 
 
 def _fresh(
-    ctx: Context, space: str, ids: list[str], outcomes: list[dict[str, Any] | None], first: dict[str, int]
+    ctx: Context, space: str, ids: list[str], outcomes: list[RetryOutcome | None], first: dict[str, int]
 ) -> list[Item]:
     """The items of the old jobs to retry now, each id once (its first place in `first`);
     the others are answered in `outcomes` (a repeat of an id is left for its first)."""
@@ -79,10 +79,10 @@ def _fresh(
     for at, old_id in enumerate(ids):
         item = items.get(old_id)
         if item is None or purged(item, now):
-            outcomes[at] = render.rejection("NOT_FOUND", f"job {old_id} does not exist")
+            outcomes[at] = Refused("NOT_FOUND", f"job {old_id} does not exist")
         elif JobStatus(item["status"]) not in RETRYABLE:
             statuses = " or ".join(sorted(s.value.lower() for s in RETRYABLE))
-            outcomes[at] = render.rejection(
+            outcomes[at] = Refused(
                 "NOT_RETRYABLE", f"job {old_id} is {item['status']}: only {statuses} jobs are retried"
             )
         elif old_id in retried:
@@ -97,7 +97,7 @@ def _wanted(
     ctx: Context,
     space: str,
     fresh: list[Item],
-    outcomes: list[dict[str, Any] | None],
+    outcomes: list[RetryOutcome | None],
     first: dict[str, int],
 ) -> list[_Wanted]:
     """The create requests of the old jobs in `fresh`; one that cannot be made again is
@@ -112,9 +112,7 @@ def _wanted(
         except InvalidArgument as refused:
             # This job alone cannot be made again (it was made under rules since tightened):
             # answered for its id, as every other refusal is, and the rest are retried.
-            outcomes[at] = render.rejection(
-                "NOT_RETRYABLE", f"job {old.id} cannot be retried: {refused.message}"
-            )
+            outcomes[at] = Refused("NOT_RETRYABLE", f"job {old.id} cannot be retried: {refused.message}")
             continue
         wanted.append(_Wanted(at, old.id, request, RetryOf(old.id, item.get("ttl"))))
     return wanted
@@ -154,5 +152,5 @@ def _request(old: Job, raw: bytes | None) -> dict[str, Any]:
     return request
 
 
-def _outcome(new_id: str, old_id: str, *, new: bool) -> dict[str, Any]:
-    return {"id": new_id, "retryOf": old_id, "outcome": "NEW" if new else "DUPLICATE"}
+def _outcome(new_id: str, old_id: str, *, new: bool) -> Retried:
+    return Retried(new_id, old_id, new)
