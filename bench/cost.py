@@ -45,8 +45,13 @@ from devserver.wiring import (
 from shared import limits
 from shared.auth import Tokens
 from shared.clock import ManualClock
+from shared.jobs.claim import claim
+from shared.jobs.create import create
+from shared.jobs.outcomes import Applied
+from shared.jobs.report import report
+from shared.machine import JobStatus
 from shared.runtime import Runtime
-from shared.schema import NewJob, NewToken, SettingsPatch
+from shared.schema import NewJob, NewToken, SettingsPatch, reports_in
 from shared.store import keys
 from shared.sweeper import TickReport
 
@@ -168,14 +173,14 @@ def run(
                 for i in range(batch)
             ]
             request()
-            rt.queue.create(SPACE, new, batch=batch > 1)
+            create(rt.context, SPACE, new, batch=batch > 1)
         phases["create"] = meter.usage
 
         meter.reset()
         held: list[dict[str, Any]] = []
         while len(held) < jobs:
             request()
-            got = rt.queue.claim(SPACE, count=hand_out, names=["charge-invoice"], wait_ms=0, lease_ms=None)
+            got = claim(rt.context, SPACE, count=hand_out, names=["charge-invoice"], wait_ms=0, lease_ms=None)
             if not got:
                 raise RuntimeError(f"claimed only {len(held)} of {jobs} jobs")
             held += got
@@ -188,8 +193,8 @@ def run(
                 for i, j in enumerate(held[start : start + hand_out])
             ]
             request()
-            outcomes = rt.queue.report(SPACE, reports)
-            if any(o.get("status") != "COMPLETED" for o in outcomes):
+            outcomes = report(rt.context, SPACE, reports_in(reports))
+            if any(o != Applied(JobStatus.COMPLETED) for o in outcomes):
                 raise RuntimeError(f"a report was refused: {outcomes}")
         phases["complete"] = meter.usage
 

@@ -38,8 +38,11 @@ from bench.partitions import (
 )
 from bench.world import moto_runtime
 from shared.clock import ManualClock
+from shared.jobs.claim import claim
+from shared.jobs.create import create
+from shared.jobs.report import report
 from shared.runtime import Runtime
-from shared.schema import NewJob, NewToken
+from shared.schema import NewJob, NewToken, reports_in
 from shared.spread import SAMPLE, WINDOW_MS
 from shared.store import keys
 from shared.store.table import READY_INDEX
@@ -64,10 +67,12 @@ def warm_up(rt: Runtime, clock: ManualClock, seconds: float = 5.0) -> int:
     rt.space_store.register_names(SPACE, {NAME}, clock.now_ms())
     step_ms = SAMPLE * 1000 // RATE
     for _ in range(int(seconds * 1000 / step_ms)):
-        rt.queue.spreader.created(SPACE, NAME, SAMPLE, rt.policies.space(SPACE).spread(NAME), clock.now_ms())
+        rt.context.spreader.created(
+            SPACE, NAME, SAMPLE, rt.policies.space(SPACE).spread(NAME), clock.now_ms()
+        )
         clock.advance(step_ms)
     clock.advance(WINDOW_MS // 5)  # past the policy cache, and past the wait before width follows reach
-    rt.queue.spreader.created(SPACE, NAME, SAMPLE, rt.policies.space(SPACE).spread(NAME), clock.now_ms())
+    rt.context.spreader.created(SPACE, NAME, SAMPLE, rt.policies.space(SPACE).spread(NAME), clock.now_ms())
     clock.advance(2_000)
     return rt.policies.space(SPACE).spread(NAME).width
 
@@ -88,14 +93,17 @@ def busy_name(jobs: int, batch: int, hand_out: int) -> list[str]:
         held: list[dict[str, Any]] = []
         while made < jobs:
             rt.tokens.authenticate(f"Bearer {token}")
-            rt.queue.create(
-                SPACE, [NewJob(name=NAME, payload=order_payload(rng)) for _ in range(batch)], batch=batch > 1
+            create(
+                rt.context,
+                SPACE,
+                [NewJob(name=NAME, payload=order_payload(rng)) for _ in range(batch)],
+                batch=batch > 1,
             )
             made += batch
             clock.advance(made * 1000 // RATE - (made - batch) * 1000 // RATE)
         while len(held) < jobs:
             rt.tokens.authenticate(f"Bearer {token}")
-            got = rt.queue.claim(SPACE, count=hand_out, names=[NAME], wait_ms=0, lease_ms=None)
+            got = claim(rt.context, SPACE, count=hand_out, names=[NAME], wait_ms=0, lease_ms=None)
             if not got:
                 raise RuntimeError(f"claimed only {len(held)} of {jobs} jobs")
             held += got
@@ -105,7 +113,7 @@ def busy_name(jobs: int, batch: int, hand_out: int) -> list[str]:
                 {"id": j["id"], "attempt": j["attempt"], "complete": {}}
                 for j in held[start : start + hand_out]
             ]
-            rt.queue.report(SPACE, reports)
+            report(rt.context, SPACE, reports_in(reports))
         clock.advance(24 * 3_600_000)
         rt.sweeper.expire_leases(TickReport())
         usage = meter.usage
@@ -163,7 +171,7 @@ def contention(jobs: int, *, spread: bool, workers: int = 16, count: int = 10) -
         rng = random.Random(7)
         for first in range(0, jobs, 100):
             batch = [NewJob(name=NAME, payload=order_payload(rng)) for _ in range(min(100, jobs - first))]
-            rt.queue.create(SPACE, batch, batch=True)
+            create(rt.context, SPACE, batch, batch=True)
         race = _Race(rt, jobs, workers, count)
         rt.dynamodb.meta.events.register("after-call.dynamodb.UpdateItem", race.count_failures)
         pool = [threading.Thread(target=race.work) for _ in range(workers)]
@@ -201,7 +209,7 @@ class _Race:
     def work(self) -> None:
         empties = 0
         while empties < 3:
-            got = self.rt.queue.claim(SPACE, count=self.count, names=[NAME], wait_ms=0, lease_ms=None)
+            got = claim(self.rt.context, SPACE, count=self.count, names=[NAME], wait_ms=0, lease_ms=None)
             with self.lock:
                 self.handed += len(got)
                 if not got and self.jobs - self.handed > (self.workers - 1) * self.count:
@@ -209,9 +217,8 @@ class _Race:
             if not got:
                 empties += 1
                 continue
-            self.rt.queue.report(
-                SPACE, [{"id": j["id"], "attempt": j["attempt"], "complete": {}} for j in got]
-            )
+            done = [{"id": j["id"], "attempt": j["attempt"], "complete": {}} for j in got]
+            report(self.rt.context, SPACE, reports_in(done))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,6 +6,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.metrics import MetricUnit
 
 from shared.http import authorize, body, entrypoint, make_app, ok
+from shared.jobs.claim import claim
 from shared.observability import metrics
 from shared.runtime import runtime
 from shared.schema import ClaimRequest, parse
@@ -17,11 +18,16 @@ app = make_app()
 def claim_jobs(space: str) -> Response:
     authorize(app, "work", space)
     request = parse(ClaimRequest, body(app))
-    jobs = runtime().queue.claim(
-        space, count=request.count, names=request.names, wait_ms=request.waitMs, lease_ms=request.leaseMs
+    jobs = claim(
+        runtime().context,
+        space,
+        count=request.count,
+        names=request.names,
+        wait_ms=request.waitMs,
+        lease_ms=request.leaseMs,
     )
     metrics.add_metric("JobsClaimed", MetricUnit.Count, len(jobs))
-    # Each job is already an `answers.Claimed` (render.claimed, where the queue measures it):
+    # Each job is already an `answers.Claimed` (render.claimed, where the claim measures it):
     # checking the envelope again would walk every payload once more, on the largest answers.
     return ok({"jobs": jobs})
 

@@ -6,6 +6,7 @@ from aws_lambda_powertools.event_handler import Response
 
 from shared import answers, render
 from shared.http import authorize, body, entrypoint, make_app, ok
+from shared.jobs.follow import mint
 from shared.runtime import runtime
 from shared.schema import NewFollowLink, parse
 
@@ -16,7 +17,7 @@ app = make_app()
 def create_follow_link(space: str, job_id: str) -> Response:
     authorize(app, "read", space)
     request = parse(NewFollowLink, body(app) if app.current_event.body else {})
-    link = runtime().follow_links.mint(space, job_id, ttl_ms=request.ttlMs, base_url=_own_address())
+    link = mint(runtime().context, space, job_id, ttl_ms=request.ttlMs, base_url=_own_address())
     return ok(render.answer(answers.FollowLink, link), status=201)
 
 

@@ -7,6 +7,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from shared import answers
 from shared.http import authorize, body, entrypoint, make_app, ok
+from shared.jobs.create import create
 from shared.observability import metrics
 from shared.runtime import runtime
 from shared.schema import jobs_in
@@ -18,7 +19,7 @@ app = make_app()
 def create_jobs(space: str) -> Response:
     authorize(app, "create", space)
     jobs, batch = jobs_in(body(app))
-    outcomes = runtime().queue.create(space, jobs, batch=batch)
+    outcomes = create(runtime().context, space, jobs, batch=batch)
     metrics.add_metric("JobsCreated", MetricUnit.Count, sum(o.new for o in outcomes))
     created = [answers.Created(id=o.id, outcome="NEW" if o.new else "DUPLICATE") for o in outcomes]
     return ok(answers.CreatedBatch(jobs=created).shown() if batch else created[0].shown())

@@ -1,6 +1,6 @@
 """GET /v1/follow/{token}: one job as a person follows it, with no API token, from any page.
 
-The token in the path is the capability (`shared.follow`); CORS lets any origin read the
+The token in the path is the capability (`shared.jobs.follow`); CORS lets any origin read the
 answer, on this route alone.
 """
 
@@ -10,6 +10,7 @@ from aws_lambda_powertools.event_handler import CORSConfig, Response
 
 from shared import limits
 from shared.http import entrypoint, make_app, ok, query, query_int
+from shared.jobs.follow import follow
 from shared.runtime import runtime
 
 app = make_app(cors=CORSConfig(allow_origin="*", allow_headers=[], max_age=86_400))
@@ -20,9 +21,7 @@ app = make_app(cors=CORSConfig(allow_origin="*", allow_headers=[], max_age=86_40
 def follow_job(token: str) -> Response:
     after = query_int(app, "afterSeq", default=0, low=0, high=2**31 - 1)
     wait = query_int(app, "waitMs", default=0, low=0, high=limits.MAX_FOLLOW_WAIT_MS)
-    followed = runtime().follow_links.follow(
-        token, after_seq=after, wait_ms=wait, version=query(app, "version")
-    )
+    followed = follow(runtime().context, token, after_seq=after, wait_ms=wait, version=query(app, "version"))
     return ok(followed)
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from aws_lambda_powertools.event_handler import Response
 
+from shared import render
 from shared.http import authorize, entrypoint, make_app, ok
+from shared.jobs import read
 from shared.runtime import runtime
 
 app = make_app()
@@ -13,7 +15,7 @@ app = make_app()
 @app.get("/v1/spaces/<space>/jobs/<job_id>")
 def get_job(space: str, job_id: str) -> Response:
     authorize(app, "read", space)
-    return ok(runtime().queue.get(space, job_id))
+    return ok(render.found(read.get(runtime().context, space, job_id)))
 
 
 lambda_handler = entrypoint(app)

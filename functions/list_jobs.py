@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from aws_lambda_powertools.event_handler import Response
 
-from shared import answers, limits, render
+from shared import limits, render
 from shared.errors import InvalidArgument
 from shared.http import authorize, entrypoint, job_name, make_app, ok, query, query_int
+from shared.jobs import read
 from shared.machine import JobStatus
 from shared.runtime import runtime
 
@@ -22,14 +23,15 @@ def list_jobs(space: str) -> Response:
     name = query(app, "name")
     if name is not None:
         name = job_name(name)
-    page = runtime().queue.list(
+    page = read.page(
+        runtime().context,
         space,
         status=JobStatus(status) if status else None,
         name=name,
         limit=query_int(app, "limit", default=100, low=1, high=limits.MAX_LIST_LIMIT),
         cursor=query(app, "cursor"),
     )
-    return ok(render.answer(answers.JobPage, page))
+    return ok(render.page(page))
 
 
 lambda_handler = entrypoint(app)

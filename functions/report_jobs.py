@@ -6,6 +6,7 @@ from aws_lambda_powertools.event_handler import Response
 
 from shared import answers, render
 from shared.http import authorize, body, entrypoint, make_app, ok
+from shared.jobs.report import report
 from shared.runtime import runtime
 from shared.schema import reports_in
 
@@ -15,8 +16,8 @@ app = make_app()
 @app.post("/v1/spaces/<space>/jobs:report")
 def report_jobs(space: str) -> Response:
     authorize(app, "work", space)
-    outcomes = runtime().queue.report(space, reports_in(body(app)))
-    return ok(render.answer(answers.Outcomes, {"outcomes": outcomes}))
+    outcomes = report(runtime().context, space, reports_in(body(app)))
+    return ok(render.outcomes(answers.Outcomes, outcomes))
 
 
 lambda_handler = entrypoint(app)

@@ -76,7 +76,7 @@ KEPT_AS_FAILED = frozenset({JobStatus.FAILED, JobStatus.STALLED})
 """Finished jobs kept for the space's `failedRetentionMs` (the rest: `completedRetentionMs`)."""
 UNFINISHED = frozenset({JobStatus.PENDING, JobStatus.RUNNING})
 RETRYABLE = KEPT_AS_FAILED
-"""What `jobs:retry` makes a new job from (`shared.retry`): the jobs that ended without
+"""What `jobs:retry` makes a new job from (`shared.jobs.retry`): the jobs that ended without
 doing their work, failed for good or stalled (an at-most-once job whose lease ended: a
 person may know it is safe to run again, which the clock cannot)."""
 
@@ -204,7 +204,7 @@ class Job:
     payload: Any = None
     result: Any = None
     retry_of: str | None = None
-    """The failed job this one was made from by `jobs:retry` (`shared.retry`)."""
+    """The failed job this one was made from by `jobs:retry` (`shared.jobs.retry`)."""
     lapsed_attempt: int | None = None
     """The last attempt whose lease ended without a report (`expire`): that attempt's worker
     lost its hold, so its later reports are STALE, even while no other attempt holds the job."""

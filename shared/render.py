@@ -6,10 +6,15 @@ models the OpenAPI document is generated from.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from shared import answers
+from shared.jobs.outcomes import Applied, Refused, Retried
 from shared.machine import AT_MOST_ONCE, Job, JobStatus
+
+if TYPE_CHECKING:
+    from shared.jobs.read import Found, Page
 
 A = TypeVar("A", bound=answers.Answer)
 
@@ -72,6 +77,19 @@ def job(
     return answers.Job(**fields).shown()
 
 
+def found(read: Found) -> dict[str, Any]:
+    """A job as `GET /jobs/{id}` shows it (`shared.jobs.read.get`)."""
+    j = read.job
+    shown_delivery = delivery(read.delivery.record) if read.delivery is not None else None
+    waiting = waiting_on(*read.waiting_on, key=j.concurrency_key) if read.waiting_on else None
+    return job(j, delivery=shown_delivery, waiting_on=waiting)
+
+
+def page(read: Page) -> dict[str, Any]:
+    """A page of jobs as `GET /jobs` shows it (`shared.jobs.read.page`)."""
+    return answer(answers.JobPage, {"jobs": [job(j, bodies=False) for j in read.jobs], "cursor": read.cursor})
+
+
 def callback(j: Job, delivery: answers.Delivery | None = None) -> answers.Callback | None:
     if j.callback is None:
         return None
@@ -113,3 +131,17 @@ def waiting_on(reason: str, until_ms: int | None, key: str | None = None) -> ans
     if key is not None and reason.startswith("KEY_"):
         fields["key"] = key
     return answers.WaitingOn.model_validate(fields)
+
+
+def outcome(o: Applied | Refused | Retried) -> dict[str, Any]:
+    """One job's outcome in a report, cancel or retry (`shared.jobs.outcomes`)."""
+    if isinstance(o, Refused):
+        return rejection(o.reason, o.message)
+    if isinstance(o, Retried):
+        return {"id": o.id, "retryOf": o.retry_of, "outcome": "NEW" if o.new else "DUPLICATE"}
+    return {"status": o.status.value}
+
+
+def outcomes(model: type[A], each: Sequence[Applied | Refused | Retried]) -> dict[str, Any]:
+    """A request's outcomes, one per job in the order sent, as `model` shows them."""
+    return answer(model, {"outcomes": [outcome(o) for o in each]})

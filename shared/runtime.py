@@ -1,4 +1,4 @@
-"""Wiring: builds the clients, stores and services once per process.
+"""Wiring: builds the clients, stores, services and the use cases' context once per process.
 
 Deployed functions build it from their environment; `emit dev` and the tests build
 their own (an in-memory DynamoDB, a test clock) and `install` it. The handlers are the
@@ -18,16 +18,17 @@ import httpx
 from botocore.config import Config as BotoConfig
 
 from shared.auth import Tokens
-from shared.callbacks import Dispatcher, Outbox, TargetPolicy
+from shared.callbacks import Dispatcher, Outbox
 from shared.clock import Clock, SystemClock
 from shared.config import Config
 from shared.diagnostics import Diagnostics
-from shared.follow import FollowLinks
-from shared.notify import Notifier
+from shared.ids import IdGenerator
+from shared.jobs.context import Context, QueueConfig
+from shared.jobs.notify import Notifier
 from shared.outbox import LocalOutbox, SqsOutbox
 from shared.policy import Policies
-from shared.queue import Queue, QueueConfig
 from shared.spaces import SpaceSettings
+from shared.spread import Spreader
 from shared.store.blobs import Blobs
 from shared.store.deadlines import DeadlineBook
 from shared.store.deliveries import DeliveryStore
@@ -37,9 +38,11 @@ from shared.store.journal import Journal
 from shared.store.leases import LeaseBook
 from shared.store.secrets import ServiceSecrets
 from shared.store.spaces import SpaceStore
+from shared.store.spread import SpreadStore
 from shared.store.tokens import TokenStore
 from shared.stream import StreamProcessor
 from shared.sweeper import Sweeper
+from shared.targets import TargetPolicy
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -94,27 +97,23 @@ class Runtime:
         )
         self.deliveries = DeliveryStore(self.db)
         self.targets = TargetPolicy(allow_private=self.config.allow_private_callbacks)
-        self.queue = Queue(
+        self.context = Context(
             clock=self.clock,
             jobs=self.jobs,
             spaces=self.space_store,
             settings=self.settings,
+            policies=self.policies,
             journal=self.journal,
             deliveries=self.deliveries,
+            secrets=ServiceSecrets(self.db),
             targets=self.targets,
             config=self.queue_config,
-            policies=self.policies,
+            spreader=Spreader(SpreadStore(self.db)),
+            ids=IdGenerator(),
         )
+        """What the use cases (`shared.jobs`) work with; handlers pass it to them."""
         self.diagnostics = Diagnostics(clock=self.clock, jobs=self.jobs, spaces=self.space_store)
         self.tokens = Tokens(TokenStore(self.db), self.clock, self.config.dev_token)
-        self.follow_links = FollowLinks(
-            clock=self.clock,
-            jobs=self.jobs,
-            journal=self.journal,
-            secrets=ServiceSecrets(self.db),
-            poll_ms=self.config.poll_ms,
-            poll_max_ms=self.config.poll_max_ms,
-        )
         self.dispatcher = Dispatcher(
             clock=self.clock,
             jobs=self.jobs,
@@ -145,7 +144,7 @@ class Runtime:
             deliveries=self.deliveries,
             outbox=self.outbox,
             spaces=self.space_store,
-            notifier=Notifier(clock=self.clock, jobs=self.jobs, spaces=self.space_store, queue=self.queue),
+            notifier=Notifier(self.context),
         )
 
     @classmethod

@@ -449,8 +449,10 @@ def jobs_in(body: Any) -> tuple[list[NewJob], bool]:
     return [parse(NewJob, item, at=f"jobs[{i}]") for i, item in enumerate(body)], True
 
 
-def reports_in(body: Any) -> list[Any]:
-    """One report, an array, or {"reports": [...]}; each is validated on its own later."""
+def reports_in(body: Any) -> list[Report | InvalidArgument]:
+    """One report, an array, or {"reports": [...]}; each validated on its own: a report that
+    breaks a rule is answered `INVALID` for its place (the error in its place here), the
+    others apply. Only when every report breaks a rule is the request refused."""
     if isinstance(body, dict) and "reports" in body and "id" not in body:
         extra = sorted(set(body) - {"reports"})
         if extra:
@@ -459,11 +461,22 @@ def reports_in(body: Any) -> list[Any]:
         if not isinstance(body, list):
             raise InvalidArgument("reports: must be an array")
     if isinstance(body, dict):
-        return [body]
-    if not isinstance(body, list):
+        body = [body]
+    elif not isinstance(body, list):
         raise InvalidArgument('body: must be a report, an array of reports, or {"reports": [...]}')
-    _count("reports", body, limits.MAX_REPORTS_PER_REQUEST)
-    return body
+    else:
+        _count("reports", body, limits.MAX_REPORTS_PER_REQUEST)
+    parsed: list[Report | InvalidArgument] = []
+    for i, raw in enumerate(body):
+        try:
+            parsed.append(parse(Report, raw, at=f"reports[{i}]" if len(body) > 1 else ""))
+        except InvalidArgument as invalid:
+            parsed.append(invalid)
+    if parsed and all(isinstance(p, InvalidArgument) for p in parsed):
+        first = parsed[0]
+        assert isinstance(first, InvalidArgument)
+        raise first
+    return parsed
 
 
 def ids_in(body: Any) -> list[str]:

@@ -3,94 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from shared import defaults, limits
+from shared import defaults
 from shared.clock import Clock, Recent
 from shared.errors import NotFound
-from shared.machine import Backoff, BackoffKind, Retention
-from shared.notify import Destination, stored
 from shared.policy import Policy, patch_fields
 from shared.schema import JobDefaults, SettingsPatch
+from shared.settings import UNCLAIMED_OFF, Settings, stored
 from shared.store import keys
 from shared.store.dynamo import Item
 from shared.store.spaces import SpaceStore
-
-UNCLAIMED_OFF = 0
-"""Stored for `unclaimedMs: null` (off); a stored value of absent means the default window."""
-
-
-@dataclass(frozen=True)
-class Settings:
-    max_attempts: int = limits.DEFAULT_MAX_ATTEMPTS
-    timeout_ms: int = limits.DEFAULT_TIMEOUT_MS
-    backoff_ms: int = limits.DEFAULT_BACKOFF_MS
-    backoff_kind: BackoffKind = "exponential"
-    backoff_max_ms: int = limits.DEFAULT_BACKOFF_MAX_MS
-    backoff_jitter: bool = False
-    unclaimed_ms: int | None = limits.DEFAULT_UNCLAIMED_MS
-    key_window_ms: int = limits.DEFAULT_KEY_WINDOW_MS
-    max_events: int = limits.DEFAULT_MAX_EVENTS
-    max_in_flight: int | None = None
-    webhook_secret: str | None = None
-    completed_retention_ms: int = limits.DEFAULT_COMPLETED_RETENTION_MS
-    failed_retention_ms: int = limits.DEFAULT_FAILED_RETENTION_MS
-    on_failure: Destination | None = None
-    on_settled: Destination | None = None
-
-    @classmethod
-    def from_item(cls, item: Item | None) -> Settings:
-        if not item:
-            return cls()
-        base = cls()
-        backoff = item.get("backoff", {})
-        unclaimed = item.get("unclaimedMs", base.unclaimed_ms)
-        return cls(
-            max_attempts=item.get("maxAttempts", base.max_attempts),
-            timeout_ms=item.get("timeoutMs", base.timeout_ms),
-            backoff_ms=item.get("backoffMs", base.backoff_ms),
-            backoff_kind=backoff.get("kind", base.backoff_kind),
-            backoff_max_ms=backoff.get("maxMs", base.backoff_max_ms),
-            backoff_jitter=backoff.get("jitter", base.backoff_jitter),
-            unclaimed_ms=None if unclaimed == UNCLAIMED_OFF else unclaimed,
-            key_window_ms=item.get("keyWindowMs", base.key_window_ms),
-            max_events=item.get("maxEvents", base.max_events),
-            max_in_flight=item.get("maxInFlight"),
-            webhook_secret=item.get("webhookSecret"),
-            completed_retention_ms=item.get("completedRetentionMs", base.completed_retention_ms),
-            failed_retention_ms=item.get("failedRetentionMs", base.failed_retention_ms),
-            on_failure=Destination.of("onFailure", item.get("onFailure")),
-            on_settled=Destination.of("onSettled", item.get("onSettled")),
-        )
-
-    @property
-    def retention(self) -> Retention:
-        return Retention(self.completed_retention_ms, self.failed_retention_ms)
-
-    def backoff(self) -> Backoff:
-        return Backoff(self.backoff_kind, self.backoff_ms, self.backoff_max_ms, self.backoff_jitter)
-
-    def render(self) -> dict[str, Any]:
-        return {
-            "maxAttempts": self.max_attempts,
-            "timeoutMs": self.timeout_ms,
-            "backoffMs": self.backoff_ms,
-            "backoff": {
-                "kind": self.backoff_kind,
-                "maxMs": self.backoff_max_ms,
-                "jitter": self.backoff_jitter,
-            },
-            "unclaimedMs": self.unclaimed_ms,
-            "keyWindowMs": self.key_window_ms,
-            "maxEvents": self.max_events,
-            "maxInFlight": self.max_in_flight,
-            "webhookSecret": {"set": self.webhook_secret is not None},
-            "completedRetentionMs": self.completed_retention_ms,
-            "failedRetentionMs": self.failed_retention_ms,
-            "onFailure": self.on_failure.render() if self.on_failure else None,
-            "onSettled": self.on_settled.render() if self.on_settled else None,
-        }
 
 
 def stored_changes(patch: SettingsPatch, current: Item | None, now_ms: int) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""What the table's stream drives: a callback and notices (`shared.notify`) when a job
+"""What the table's stream drives: a callback and notices (`shared.jobs.notify`) when a job
 finishes, and cleaning up after a job that retention removed.
 
 Every step is safe to repeat: a delivery is recorded with a conditional put (a record
@@ -16,8 +16,8 @@ from typing import Any
 
 from shared.callbacks import Due, Outbox
 from shared.clock import Clock
+from shared.jobs.notify import Notifier
 from shared.machine import FINAL, JobStatus
-from shared.notify import Notifier
 from shared.store import keys
 from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import Item, deserialize

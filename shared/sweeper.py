@@ -15,7 +15,7 @@ from typing import Literal
 
 from shared.callbacks import Due, Outbox
 from shared.clock import Clock
-from shared.deadlines import cancel_expired
+from shared.jobs.deadlines import cancel_expired
 from shared.machine import JobStatus, expire, unclaimed
 from shared.policy import Policies, SpacePolicies
 from shared.spaces import SpaceSettings

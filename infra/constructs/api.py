@@ -52,7 +52,7 @@ PUBLIC_ROUTES = {
     "get_openapi": "The API's own OpenAPI document is public by design: it holds no data, and "
     "clients generate their code from it (its function has no data access).",
     "follow_job": "A follow link is its own credential: the token in its path is an HMAC, under "
-    "a secret the service keeps, of one job and an expiry (shared/follow.py), checked by the "
+    "a secret the service keeps, of one job and an expiry (shared/jobs/follow.py), checked by the "
     "function; it reads that job only, read-only, and never its payload.",
     "get_dashboard": "The dashboard's page is static files from the repository (no data access): "
     "it signs in with the user's own token, kept in the tab, and calls the API with it.",

@@ -12,7 +12,7 @@ larger of the item before and after, per started KB: so the item must stay small
 
 A result or an error that a report stores outside the job item goes to a place of its
 own (`result-3-9f2c41`: attempt, then a random part), and that place is named in the job
-item's string set `places` before anything is written there (see `Queue._report_one`):
+item's string set `places` before anything is written there (see `shared.jobs.report`):
 so a refused report never writes over the job's value, and retention deletes every
 place the set names, whatever became of the reports that wrote them.
 """

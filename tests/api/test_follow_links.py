@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -11,8 +12,10 @@ from devserver import gateway
 from shared import limits
 from shared.clock import ManualClock
 from shared.config import Config
-from shared.follow import SECRET
+from shared.jobs import report as reporting
+from shared.jobs.follow import SECRET
 from shared.runtime import Runtime
+from shared.schema import reports_in
 from shared.store import keys
 from shared.store.secrets import ServiceSecrets
 from tests.conftest import mint
@@ -194,8 +197,10 @@ def test_a_wait_ends_at_waitms_when_nothing_changes_and_reads_about_once_a_secon
     token = link(api, job_id)["token"]
     version = follow(api, token).body["version"]
     # AWS's pauses between looks (emit dev's are shorter).
-    monkeypatch.setattr(rt.follow_links, "poll_ms", Config.default("poll_ms"))
-    monkeypatch.setattr(rt.follow_links, "poll_max_ms", Config.default("poll_max_ms"))
+    aws = dataclasses.replace(
+        rt.context.config, poll_ms=Config.default("poll_ms"), poll_max_ms=Config.default("poll_max_ms")
+    )
+    monkeypatch.setattr(rt, "context", dataclasses.replace(rt.context, config=aws))
     reads = []
     get = rt.db.get
     monkeypatch.setattr(rt.db, "get", lambda key, **kw: reads.append(key) or get(key, **kw))
@@ -223,13 +228,14 @@ def test_a_wait_answers_as_soon_as_the_job_changes(api: Api, rt: Runtime, clock:
             clock.sleep(seconds)
             if clock.now_ms() - started >= 3_000 and not done:
                 done.append(True)
-                rt.queue.report("watch", [{"id": job_id, "attempt": 1, "progress": {"percent": 50}}])
+                reports = reports_in([{"id": job_id, "attempt": 1, "progress": {"percent": 50}}])
+                reporting.report(rt.context, "watch", reports)
 
         def now_ms(self) -> int:
             return clock.now_ms()
 
     done: list[bool] = []
-    rt.follow_links.clock = Worker()
+    rt.context = dataclasses.replace(rt.context, clock=Worker())
     running = follow(api, token, version=version).body  # the claim is news already
     assert running["status"] == "RUNNING"
     changed = follow(api, token, waitMs=25_000, version=running["version"]).body

@@ -154,7 +154,9 @@ def test_a_stored_payload_that_cannot_be_read_fails_alone_and_the_claim_answers(
 
 
 def with_budget(rt: Runtime, most: int) -> None:
-    rt.queue.config = dataclasses.replace(rt.queue.config, claim_payload_bytes=most)
+    rt.context = dataclasses.replace(
+        rt.context, config=dataclasses.replace(rt.context.config, claim_payload_bytes=most)
+    )
 
 
 def test_answers_carry_characters_as_they_are_not_escapes(api: Api) -> None:

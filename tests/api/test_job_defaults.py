@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from shared.clock import ManualClock
+from shared.jobs.create import create
 from shared.runtime import Runtime
 from shared.schema import JobDefaults, NewJob
 from tests.support import Api
@@ -182,7 +183,7 @@ def _without_null(schema: dict[str, Any]) -> Any:
 def test_notification_jobs_can_skip_the_defaults(rt: Runtime, api: Api) -> None:
     """The seam scope D uses: `create(..., apply_defaults=False)`."""
     set_defaults(api, {"mail": {"priority": 9}})
-    (made,) = rt.queue.create("defaults", [NewJob(name="mail")], batch=False, apply_defaults=False)
+    (made,) = create(rt.context, "defaults", [NewJob(name="mail")], batch=False, apply_defaults=False)
     assert job(api, made.id)["priority"] == 0
 
 

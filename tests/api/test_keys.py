@@ -16,6 +16,7 @@ from moto.dynamodb.models.table import Table
 from devserver.wiring import build_runtime
 from shared.clock import ManualClock
 from shared.config import Config
+from shared.jobs.records import new_record
 from shared.runtime import Runtime, install
 from shared.schema import NewJob
 from shared.store import keys
@@ -192,14 +193,21 @@ def test_a_full_keys_backlog_of_100000_never_starves_another_key_nor_costs_reads
     started = time.monotonic()
     settings = rt.settings.get("keys")
     request = NewJob.model_validate({"name": "n", "concurrencyKey": "full"})
-    first = rt.queue._new_record(
-        "keys", request, settings, clock.now_ms(), "", aging_ms=MINUTE, width=keys.READY_SHARDS
+    first = new_record(
+        rt.context,
+        "keys",
+        request,
+        settings=settings,
+        now=clock.now_ms(),
+        at="",
+        aging_ms=MINUTE,
+        width=keys.READY_SHARDS,
     )
     rt.jobs.insert("keys", [first], key_released=lambda _: False, per_key={"n": 1})
     template = _item(first)
     backlog = []
     for _ in range(BACKLOG - 1):
-        job_id = rt.queue._ids.new(clock.now_ms())
+        job_id = rt.context.ids.new(clock.now_ms())
         backlog.append(template | keys.job("keys", job_id) | {"gsk": ready_sort(first.place, job_id)})
     rt.db.batch_put(backlog)
     print(f"backlog written in {time.monotonic() - started:.1f} s")

@@ -44,7 +44,7 @@ def test_its_paths_and_methods_are_exactly_the_routes() -> None:
 
 
 def test_every_route_but_the_document_the_dashboard_and_follow_links_needs_a_bearer_token() -> None:
-    """A follow link carries its own capability in its path (`shared.follow`); the dashboard
+    """A follow link carries its own capability in its path (`shared.jobs.follow`); the dashboard
     is static files (it signs in with a token of its own, through the API)."""
     document = openapi.document()
     assert document["components"]["securitySchemes"] == {"bearer": {"type": "http", "scheme": "bearer"}}

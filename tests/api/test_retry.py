@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from shared.clock import ManualClock
+from shared.jobs.create import create
 from shared.runtime import Runtime
 from shared.schema import NewJob
 from shared.store import keys
@@ -168,7 +169,7 @@ def test_a_job_no_create_could_make_again_is_not_retryable_and_the_others_are_re
     deep: Any = "x"
     for _ in range(65):
         deep = [deep]
-    [made] = rt.queue.create("redo", [NewJob.model_construct(name="deep", payload=deep)], batch=False)
+    [made] = create(rt.context, "redo", [NewJob.model_construct(name="deep", payload=deep)], batch=False)
     assert api.claimed(SPACE, names=["deep"]) == [made.id]
     report = {"id": made.id, "attempt": 1, "fail": {"error": "boom", "unrecoverable": True}}
     assert api.post(f"{JOBS}:report", report).body["outcomes"] == [{"status": "FAILED"}]

@@ -51,7 +51,7 @@ def job_item(rt: Runtime, job_id: str) -> Item:
 def widen(rt: Runtime, clock: ManualClock, width: int, name: str = "n") -> None:
     """Give `name` `width` shards, as its load would (reach first, width once the caches saw it)."""
     rt.space_store.register_names(SPACE, {name}, clock.now_ms())
-    store = rt.queue.spreader.store
+    store = rt.context.spreader.store
     store.set_spread(
         SPACE, name, spread_of(rt, name), width=keys.READY_SHARDS, reach=width, now_ms=clock.now_ms()
     )
@@ -64,7 +64,7 @@ def test_a_busy_name_widens_and_the_clock_narrows_it_back(api: Api, rt: Runtime,
     # Every create is counted, as the SAMPLE jobs a counted create stands for (so one job a
     # create is enough here): 20 creates a second count as 2,560 jobs a second, what 4
     # shards at 250 jobs/s each do not hold.
-    rt.queue.spreader.rand = lambda: 0.0
+    rt.context.spreader.rand = lambda: 0.0
     made: list[str] = []
     for _ in range(40):
         made += create_many(api, 1)
@@ -274,7 +274,7 @@ def test_a_claim_that_moves_a_keys_entry_moves_it_within_the_width(
         made.append(api.post(JOBS, {"name": "n", "concurrencyKey": key}).body["id"])
         clock.advance(1)
     assert shard_of(key_entry(rt, key)) >= keys.READY_SHARDS
-    store = rt.queue.spreader.store
+    store = rt.context.spreader.store
     store.set_spread(SPACE, "n", spread_of(rt), width=keys.READY_SHARDS, reach=64, now_ms=clock.now_ms())
     rt.policies.forget(SPACE)
     assert [j["id"] for j in claim(api, 1)] == made[:1]

@@ -604,7 +604,7 @@ def world(service: Service) -> Iterator[World]:
         faults = Faults()
         # The same draws in a clean run and in each crashed one: the sampled create count
         # (`shared.spread`) writes or not by chance, and the runs' writes are compared.
-        rt.queue.spreader.rand = random.Random(0).random
+        rt.context.spreader.rand = random.Random(0).random
         rt.sweeper.spreader.rand = random.Random(1).random
         rt.dynamodb = rt.db.client = Wrapped(rt.db.client, faults)
         rt.s3 = rt.blobs.s3 = Wrapped(rt.blobs.s3, faults)

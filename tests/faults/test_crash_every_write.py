@@ -133,7 +133,8 @@ def two_claimable_one_answer(w: World) -> None:
     for _ in range(2):
         w.create({"name": "n", "payload": SIDE, "callback": CALLBACK})
     w.bg.stream()
-    w.rt.queue.config = dataclasses.replace(w.rt.queue.config, claim_payload_bytes=2 * len(SIDE) + 200)
+    config = dataclasses.replace(w.rt.context.config, claim_payload_bytes=2 * len(SIDE) + 200)
+    w.rt.context = dataclasses.replace(w.rt.context, config=config)
 
 
 def key_held(w: World) -> None:

@@ -12,8 +12,8 @@ from aws_cdk.assertions import Match, Template
 from infra import constants
 from infra.constructs.functions import Functions
 from shared.config import Config
+from shared.jobs.context import QueueConfig
 from shared.outbox import LocalOutbox, SqsOutbox
-from shared.queue import QueueConfig
 from shared.routes import ROUTES, Route
 from shared.runtime import Runtime
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE, create_table_request
@@ -148,7 +148,8 @@ def test_the_environment_is_what_the_runtime_reads(emit: Json) -> None:
             names["callback_queue_url"] = settings["EMIT_CALLBACK_QUEUE_URL"]
         config = built.config
         assert config == Config(**names), "every other field at its default, the AWS value"
-        assert built.queue.config == QueueConfig(
+        # Claims and follow links alike pause by these (`shared.jobs.context`).
+        assert built.context.config == QueueConfig(
             max_wait_ms=config.claim_wait_ms,
             poll_ms=config.poll_ms,
             poll_max_ms=config.poll_max_ms,
@@ -160,10 +161,6 @@ def test_the_environment_is_what_the_runtime_reads(emit: Json) -> None:
         )
         assert built.leases.shards == built.jobs.deadlines.shards == config.book_shards
         assert built.sweeper.unclaimed_every_ms == config.unclaimed_every_ms
-        assert (built.follow_links.poll_ms, built.follow_links.poll_max_ms) == (
-            config.poll_ms,
-            config.poll_max_ms,
-        )
         assert built.targets.allow_private is config.allow_private_callbacks is False
         assert built.tokens.dev_token is None
         if hands_over:

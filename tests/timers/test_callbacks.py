@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -11,11 +12,11 @@ import pytest
 from botocore.exceptions import ClientError
 
 from shared import limits
-from shared.callbacks import TargetPolicy
 from shared.clock import ManualClock
 from shared.machine import CALLBACK_GRACE_MS
 from shared.runtime import Runtime
 from shared.store import keys
+from shared.targets import TargetPolicy
 from tests.support import PATIENCE_S, Api, Background
 from tests.timers.conftest import SECRET, DripServer, Receiver, verify
 
@@ -147,7 +148,7 @@ def test_no_signature_without_a_secret(api: Api, bg: Background, receiver: Recei
 
 
 def test_internal_targets_are_refused_on_aws(rt: Runtime, api: Api) -> None:
-    rt.queue.targets = TargetPolicy(allow_private=False)
+    rt.context = dataclasses.replace(rt.context, targets=TargetPolicy(allow_private=False))
     for url in (
         "http://127.0.0.1:8080/x",
         "http://169.254.169.254/latest",
@@ -167,7 +168,7 @@ def test_internal_targets_are_refused_on_aws(rt: Runtime, api: Api) -> None:
     "url", ["http://127.1/", "http://0x7f000001/", "http://localhost./", "https://[64:ff9b::a9fe:a9fe]/"]
 )
 def test_other_spellings_of_internal_addresses_are_refused_at_create(rt: Runtime, api: Api, url: str) -> None:
-    rt.queue.targets = TargetPolicy(allow_private=False)
+    rt.context = dataclasses.replace(rt.context, targets=TargetPolicy(allow_private=False))
     answer = api.post(JOBS, {"name": "n", "callback": {"url": url}})
     assert answer.status == 400, url
     assert answer.body["message"].startswith("callback.url: may not be a loopback")
@@ -179,7 +180,8 @@ def test_a_name_that_resolves_to_an_internal_address_is_refused_when_sent(
     rt: Runtime, api: Api, bg: Background, receiver: Receiver
 ) -> None:
     policy = TargetPolicy(allow_private=False, resolve=lambda host: ["10.0.0.7"])
-    rt.queue.targets = rt.dispatcher.policy = policy
+    rt.context = dataclasses.replace(rt.context, targets=policy)
+    rt.dispatcher.policy = policy
     job_id = finish(api, {"complete": {}})
     bg.stream()
     assert receiver.calls == []
@@ -208,7 +210,8 @@ def test_on_aws_a_callback_goes_to_the_address_that_was_checked(
     """A name checked once and resolved again by the HTTP client could lead elsewhere (DNS
     rebinding); the request goes to the checked address, with the original Host and TLS name."""
     policy = TargetPolicy(allow_private=False, resolve=lambda host: ["93.184.216.34"])
-    rt.queue.targets = rt.dispatcher.policy = policy
+    rt.context = dataclasses.replace(rt.context, targets=policy)
+    rt.dispatcher.policy = policy
     finish(api, {"complete": {}})
     bg.stream()
     [call] = receiver.calls

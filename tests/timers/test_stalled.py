@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from shared.clock import ManualClock
+from shared.jobs import claim as claiming
 from shared.machine import AT_LEAST_ONCE, Job, JobStatus, Retention, expire
 from shared.runtime import Runtime
 from shared.store import keys
@@ -94,7 +95,7 @@ def test_a_claim_whose_answer_was_lost_stalls_its_job_and_no_claim_hands_it_out_
     def died_after_the_write(*args: object, **kw: object) -> object:
         raise RuntimeError("the claim's function died before answering")
 
-    monkeypatch.setattr(rt.queue, "_answer", died_after_the_write)
+    monkeypatch.setattr(claiming, "_answer", died_after_the_write)
     lost = api.post(f"{JOBS}:claim", {"count": 1})
     assert lost.status == 500
     monkeypatch.undo()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from shared.callbacks import TargetPolicy, TargetRefused
 from shared.errors import InvalidArgument
+from shared.targets import TargetPolicy, TargetRefused
 
 AWS = TargetPolicy(allow_private=False)
 

@@ -2,7 +2,7 @@
 
 A finished job never changes, so the retry is a new job, with the old one's name, payload
 and options (not its idempotency key: that belongs to the old job's producer) and
-`retryOf` naming it. It is made through the create path (`Queue.create`), so a space's
+`retryOf` naming it. It is made through the create path (`shared.jobs.create`), so a space's
 `maxInFlight` and everything else a create holds apply as they do to any new job.
 
 Once per old job: the new job is written in one transaction with the old job's retry mark
@@ -17,13 +17,15 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from shared import render
 from shared.errors import InvalidArgument
 from shared.ids import is_ulid
+from shared.jobs.context import Context
+from shared.jobs.create import create
+from shared.jobs.outcomes import Refused, Retried, RetryOutcome
 from shared.machine import RETRYABLE, Job, JobStatus
-from shared.queue import Queue
 from shared.schema import NewJob, parse
 from shared.store.codec import purged
+from shared.store.dynamo import Item
 from shared.store.jobs import RetryOf
 
 
@@ -37,49 +39,16 @@ class _Wanted:
     origin: RetryOf
 
 
-def retry(queue: Queue, space: str, ids: list[str]) -> list[dict[str, Any]]:
+def retry(ctx: Context, space: str, ids: list[str]) -> list[RetryOutcome]:
     """One outcome per id, in order: the new job (`NEW`, or `DUPLICATE` when the old job was
     retried before, or earlier in `ids`), or a rejection (`NOT_FOUND`, `NOT_RETRYABLE`)."""
-    now = queue.clock.now_ms()
-    known = [i for i in ids if is_ulid(i)]
-    items = queue.jobs.items(space, known, consistent=True) if known else {}
-    retried = queue.jobs.retries(space, known) if known else {}
-    outcomes: list[dict[str, Any] | None] = [None] * len(ids)
+    outcomes: list[RetryOutcome | None] = [None] * len(ids)
     first: dict[str, int] = {}
-    wanted: list[_Wanted] = []
-    fresh = []
-    for at, old_id in enumerate(ids):
-        item = items.get(old_id)
-        if item is None or purged(item, now):
-            outcomes[at] = render.rejection("NOT_FOUND", f"job {old_id} does not exist")
-        elif JobStatus(item["status"]) not in RETRYABLE:
-            statuses = " or ".join(sorted(s.value.lower() for s in RETRYABLE))
-            outcomes[at] = render.rejection(
-                "NOT_RETRYABLE", f"job {old_id} is {item['status']}: only {statuses} jobs are retried"
-            )
-        elif old_id in retried:
-            outcomes[at] = _outcome(retried[old_id], old_id, new=False)
-        elif old_id in first:
-            continue  # answered with the first one's outcome below
-        else:
-            first[old_id] = at
-            fresh.append(item)
-    payloads = queue.jobs.blobs.read_many(space, [(item, "payload") for item in fresh])
-    for item, raw in zip(fresh, payloads, strict=True):
-        old = queue.jobs.load(space, item, bodies=False)
-        at = first[old.id]
-        try:
-            request = _checked(queue, old, raw)
-        except InvalidArgument as refused:
-            # This job alone cannot be made again (it was made under rules since tightened):
-            # answered for its id, as every other refusal is, and the rest are retried.
-            outcomes[at] = render.rejection(
-                "NOT_RETRYABLE", f"job {old.id} cannot be retried: {refused.message}"
-            )
-            continue
-        wanted.append(_Wanted(at, old.id, request, RetryOf(old.id, item.get("ttl"))))
+    fresh = _fresh(ctx, space, ids, outcomes, first)
+    wanted = _wanted(ctx, space, fresh, outcomes, first)
     if wanted:
-        made = queue.create(
+        made = create(
+            ctx,
             space,
             [w.request for w in wanted],
             batch=True,
@@ -92,17 +61,69 @@ def retry(queue: Queue, space: str, ids: list[str]) -> list[dict[str, Any]]:
     for at, old_id in enumerate(ids):
         if outcomes[at] is None:  # a repeat of an id earlier in the request
             earlier = outcomes[first[old_id]]
-            assert earlier is not None
-            outcomes[at] = _outcome(earlier["id"], old_id, new=False)
+            assert isinstance(earlier, Retried)
+            outcomes[at] = _outcome(earlier.id, old_id, new=False)
     return [o for o in outcomes if o is not None]
 
 
-def _checked(queue: Queue, old: Job, raw: bytes | None) -> NewJob:
+def _fresh(
+    ctx: Context, space: str, ids: list[str], outcomes: list[RetryOutcome | None], first: dict[str, int]
+) -> list[Item]:
+    """The items of the old jobs to retry now, each id once (its first place in `first`);
+    the others are answered in `outcomes` (a repeat of an id is left for its first)."""
+    now = ctx.clock.now_ms()
+    known = [i for i in ids if is_ulid(i)]
+    items = ctx.jobs.items(space, known, consistent=True) if known else {}
+    retried = ctx.jobs.retries(space, known) if known else {}
+    fresh = []
+    for at, old_id in enumerate(ids):
+        item = items.get(old_id)
+        if item is None or purged(item, now):
+            outcomes[at] = Refused("NOT_FOUND", f"job {old_id} does not exist")
+        elif JobStatus(item["status"]) not in RETRYABLE:
+            statuses = " or ".join(sorted(s.value.lower() for s in RETRYABLE))
+            outcomes[at] = Refused(
+                "NOT_RETRYABLE", f"job {old_id} is {item['status']}: only {statuses} jobs are retried"
+            )
+        elif old_id in retried:
+            outcomes[at] = _outcome(retried[old_id], old_id, new=False)
+        elif old_id not in first:
+            first[old_id] = at
+            fresh.append(item)
+    return fresh
+
+
+def _wanted(
+    ctx: Context,
+    space: str,
+    fresh: list[Item],
+    outcomes: list[RetryOutcome | None],
+    first: dict[str, int],
+) -> list[_Wanted]:
+    """The create requests of the old jobs in `fresh`; one that cannot be made again is
+    answered in `outcomes`."""
+    wanted = []
+    payloads = ctx.jobs.blobs.read_many(space, [(item, "payload") for item in fresh])
+    for item, raw in zip(fresh, payloads, strict=True):
+        old = ctx.jobs.load(space, item, bodies=False)
+        at = first[old.id]
+        try:
+            request = _checked(ctx, old, raw)
+        except InvalidArgument as refused:
+            # This job alone cannot be made again (it was made under rules since tightened):
+            # answered for its id, as every other refusal is, and the rest are retried.
+            outcomes[at] = Refused("NOT_RETRYABLE", f"job {old.id} cannot be retried: {refused.message}")
+            continue
+        wanted.append(_Wanted(at, old.id, request, RetryOf(old.id, item.get("ttl"))))
+    return wanted
+
+
+def _checked(ctx: Context, old: Job, raw: bytes | None) -> NewJob:
     """The retry's create request, checked by the rules of a create that are the job's own
     (its fields, its callback's address), so one job that breaks them is refused alone."""
     request = parse(NewJob, _request(old, raw))
     if request.callback is not None:
-        queue.targets.check_url(request.callback.url)
+        ctx.targets.check_url(request.callback.url)
     return request
 
 
@@ -131,5 +152,5 @@ def _request(old: Job, raw: bytes | None) -> dict[str, Any]:
     return request
 
 
-def _outcome(new_id: str, old_id: str, *, new: bool) -> dict[str, Any]:
-    return {"id": new_id, "retryOf": old_id, "outcome": "NEW" if new else "DUPLICATE"}
+def _outcome(new_id: str, old_id: str, *, new: bool) -> Retried:
+    return Retried(new_id, old_id, new)

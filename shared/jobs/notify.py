@@ -27,28 +27,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ulid import ULID
 
 from shared import limits
-from shared.clock import Clock
-from shared.machine import KEPT_AS_FAILED, JobStatus
+from shared.jobs.context import Context
+from shared.jobs.create import create_once
+from shared.machine import JobStatus
 from shared.schema import NewJob, dump_json, nesting_within
+from shared.settings import Destination, Kind
 from shared.store.dynamo import Item
 
 if TYPE_CHECKING:
-    from shared.queue import Queue
-    from shared.store.jobs import Inserted, JobStore
-    from shared.store.spaces import SpaceStore
-
-Kind = Literal["onFailure", "onSettled"]
-
-FAILURE: frozenset[str] = frozenset(s.value for s in KEPT_AS_FAILED)
-"""The endings `onFailure` covers: FAILED and STALLED, the jobs that ended without doing
-their work."""
+    from shared.store.jobs import Inserted
 
 
 def notice_id(space: str, job_id: str, kind: Kind, finished_ms: int) -> str:
@@ -57,45 +49,6 @@ def notice_id(space: str, job_id: str, kind: Kind, finished_ms: int) -> str:
     whose 80 random bits are a hash of (space, ended job, kind)."""
     digest = hashlib.blake2b(f"{space}\0{job_id}\0{kind}".encode(), digest_size=10).digest()
     return str(ULID.from_int((finished_ms << 80) | int.from_bytes(digest, "big")))
-
-
-@dataclass(frozen=True)
-class Destination:
-    """One of a space's notification settings, as stored."""
-
-    kind: Kind
-    name: str
-    statuses: frozenset[str]
-    """The endings (upper-case statuses) it covers."""
-    since_ms: int
-    """Jobs that ended before this are not covered (the setting was made then)."""
-
-    @classmethod
-    def of(cls, kind: Kind, stored: Mapping[str, Any] | None) -> Destination | None:
-        if not stored:
-            return None
-        statuses = FAILURE if kind == "onFailure" else frozenset(stored["statuses"])
-        return cls(kind, str(stored["name"]), statuses, int(stored["sinceMs"]))
-
-    def render(self) -> dict[str, Any]:
-        shown: dict[str, Any] = {"name": self.name}
-        if self.kind == "onSettled":
-            shown["statuses"] = [s for s in SETTLED_ORDER if s in self.statuses]
-        shown["sinceMs"] = self.since_ms
-        return shown
-
-
-SETTLED_ORDER = ("COMPLETED", "FAILED", "CANCELLED", "STALLED")
-
-
-def stored(spec: Mapping[str, Any] | None, current: Mapping[str, Any] | None, now_ms: int) -> Any:
-    """The settings item's value for a PATCH of a destination (None: remove it). A change of an
-    existing destination keeps its `sinceMs`: jobs that ended since it was first set, and
-    whose records the stream has yet to read, are still covered."""
-    if spec is None:
-        return None
-    since = int(current["sinceMs"]) if current and "sinceMs" in current else now_ms
-    return {**spec, "sinceMs": since}
 
 
 def due(destinations: list[Destination], item: Item) -> list[Destination]:
@@ -140,19 +93,16 @@ class Notifier:
     finished since the last read is answered by a fresh read. So a stream batch reads a space's
     settings item once, and a setting is never missed for lack of a fresh read."""
 
-    def __init__(self, *, clock: Clock, jobs: JobStore, spaces: SpaceStore, queue: Queue) -> None:
-        self.clock = clock
-        self.jobs = jobs
-        self.spaces = spaces
-        self.queue = queue
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
         self._read: dict[str, tuple[int, list[Destination]]] = {}
 
     def destinations(self, space: str, finished_ms: int) -> list[Destination]:
         kept = self._read.get(space)
         if kept is not None and kept[0] > finished_ms:  # read after it finished (not in the same ms)
             return kept[1]
-        now = self.clock.now_ms()
-        item = self.spaces.settings(space) or {}
+        now = self.ctx.clock.now_ms()
+        item = self.ctx.spaces.settings(space) or {}
         found = [d for kind in ("onFailure", "onSettled") if (d := Destination.of(kind, item.get(kind)))]
         self._read[space] = (now, found)
         return found
@@ -166,7 +116,7 @@ class Notifier:
         if not due_now:
             return []
         # Only what a notice carries: the payload is not read.
-        result, error = self.jobs.blobs.read_many(space, [(item, "result"), (item, "error")])
+        result, error = self.ctx.jobs.blobs.read_many(space, [(item, "result"), (item, "error")])
         made = []
         for destination in due_now:
             body = notice(
@@ -179,5 +129,5 @@ class Notifier:
             # Built, not validated: the name was checked when set, and the notice is within
             # a payload's limits (`notice`) around a result checked when reported.
             request = NewJob.model_construct(name=destination.name, payload=body)
-            made.append(self.queue.notify(space, request, made_id))
+            made.append(create_once(self.ctx, space, request, made_id))
         return made

@@ -1,0 +1,67 @@
+"""What every use case works with: the clock, the store's parts, the space's settings and
+policies, the rules for callback targets, and the queue's own configuration.
+
+One frozen value, built once per process by `shared.runtime` and passed to each use case
+(`shared.jobs.*`) as its first argument, so a use case names what it reads and writes
+and holds nothing of its own between requests. A test that needs another clock or
+configuration replaces the runtime's context (`dataclasses.replace`); the use cases read
+whatever context they are given.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from shared import limits
+from shared.clock import Clock
+from shared.ids import IdGenerator
+from shared.policy import Policies
+from shared.spaces import SpaceSettings
+from shared.spread import Spreader
+from shared.store.deliveries import DeliveryStore
+from shared.store.jobs import JobStore
+from shared.store.journal import Journal
+from shared.store.secrets import ServiceSecrets
+from shared.store.spaces import SpaceStore
+from shared.targets import TargetPolicy
+
+
+@dataclass(frozen=True)
+class QueueConfig:
+    """The use cases' share of the runtime's settings, built from `shared.config.Config`
+    (where each one's default, local value and reason are written, once)."""
+
+    max_wait_ms: int
+    """Longest a claim waits for work."""
+    poll_ms: int
+    """How soon a waiting claim (or follow) first looks again; the pause doubles while nothing comes."""
+    poll_max_ms: int
+    """The longest pause between looks: how late a waiting claim may see new work."""
+    claim_payload_bytes: int
+    """Where a claim's answer stops."""
+
+
+@dataclass(frozen=True)
+class Context:
+    clock: Clock
+    jobs: JobStore
+    spaces: SpaceStore
+    settings: SpaceSettings
+    """The spaces' settings, through a short per-process cache."""
+    policies: Policies
+    """The names' policies (pause, concurrency, rate, spread, jobDefaults), cached."""
+    journal: Journal
+    """Jobs' log lines and events."""
+    deliveries: DeliveryStore
+    secrets: ServiceSecrets
+    """The service's own secrets (the one that signs follow links)."""
+    targets: TargetPolicy
+    """Where a job's callback may go."""
+    config: QueueConfig
+    spreader: Spreader
+    """Counts new jobs by name and widens a busy name's shards."""
+    ids: IdGenerator = field(default_factory=IdGenerator)
+    rand: Callable[[], float] = random.random
+    """Jitter for retries' backoff."""

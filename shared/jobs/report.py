@@ -1,0 +1,181 @@
+"""Reporting on jobs: a worker's progress, lines, events and the attempt's end.
+
+Each report applies on its own, as one conditional write of its transition on the
+attempt it speaks for (`shared.jobs.report_decision` decides which, or why not), with
+the report's progress and counts in the same write; its lines and event are journaled
+after. A value too large for the job item is stored outside it first, its place named
+on the job, so a report stopped at any write leaves nothing unaccounted for.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from shared.errors import InvalidArgument
+from shared.jobs.context import Context
+from shared.jobs.deadlines import cancel_found
+from shared.jobs.outcomes import Applied, Outcome, Refused
+from shared.jobs.report_decision import REASONS, Rejected, decide, refusal_of, rejected
+from shared.machine import JobStatus, Transition, before_deadline
+from shared.machine import keep as keep_transition
+from shared.observability import logger
+from shared.schema import Report, dump_json
+from shared.settings import Settings
+from shared.store.blobs import PLACES, Packed
+from shared.store.codec import UpdateBuilder
+from shared.store.dynamo import ConditionFailed, Item
+
+
+def report(ctx: Context, space: str, reports: Sequence[Report | InvalidArgument]) -> list[Outcome]:
+    """Apply each report on its own: one outcome per report, in order. A report that
+    broke a rule (`schema.reports_in` says which) is answered `INVALID`, the rest apply."""
+    settings = ctx.settings.get(space)
+    outcomes: list[Outcome] = []
+    for p in reports:
+        if isinstance(p, InvalidArgument):
+            outcomes.append(Refused("INVALID", p.message))
+            continue
+        outcomes.append(_report_one(ctx, space, p, settings))
+    return outcomes
+
+
+def _report_one(ctx: Context, space: str, report: Report, settings: Settings) -> Outcome:
+    """The report's outcome (a count the job holds is let go by its transition's own write).
+
+    A value too large for the job item (a result, an error) takes three writes, each
+    safe to stop after: its place is named on the job while this attempt runs (nothing
+    is written for a report that cannot count), then the value, then the transition
+    that points at it. A report refused at the last step removes its own value; if it
+    is killed first, retention removes it, as the job names it."""
+    now = ctx.clock.now_ms()
+    try:
+        transition, stored, outside, read = decide(ctx, space, report, settings, now)
+        transition = before_deadline(transition, now_ms=now)
+        if outside is not None:
+            _name_place(ctx, space, report, outside, now)
+    except Rejected as rejected:
+        return _rejection(ctx, space, rejected, now)
+    if outside is not None:
+        ctx.jobs.blobs.store([outside])
+    try:
+        item, with_event, events_full = _apply_report(
+            ctx, space, report, transition, stored, settings=settings, now=now, read=read
+        )
+    except Rejected as rejected:
+        if outside is not None:
+            _discard(ctx, space, report.id, outside)
+        return _rejection(ctx, space, rejected, now)
+    _journal(ctx, space, report, item, now, with_event=with_event)
+    if events_full:
+        message = REASONS["TOO_MANY_EVENTS"].format(max=settings.max_events)
+        return Refused("TOO_MANY_EVENTS", message)
+    return Applied(JobStatus(item["status"]))
+
+
+def _apply_report(
+    ctx: Context,
+    space: str,
+    report: Report,
+    transition: Transition,
+    stored: dict[str, Any],
+    *,
+    settings: Settings,
+    now: int,
+    read: Item | None,
+) -> tuple[Item, bool, bool]:
+    """The item after the report's write, whether its event was kept, whether the job's
+    events were full; raises Rejected when the report cannot count. `read`: the job's
+    item if the decision already read it."""
+    with_event = report.event is not None
+    events_full = False
+    # Where jobs are likely to hold a count, the job is read first (a read is cheaper than
+    # the write refused for holding one that would find it out).
+    held = read
+    if held is None and transition.lets_go and _counted(ctx, space, settings):
+        held = ctx.jobs.get_item(space, report.id)
+    for _ in range(3):
+        try:
+            parts = _report_parts(report, settings.max_events, with_event=with_event)
+            item = ctx.jobs.apply(space, report.id, transition, stored=stored, extra=parts, held=held)
+            return item, with_event, events_full
+        except ConditionFailed as failed:
+            reason = refusal_of(failed.item, report, now)
+            events = (failed.item or {}).get("eventCount", 0)
+            if reason is None and with_event and events >= settings.max_events:
+                # The rest of the report is still applied, without its event.
+                with_event, events_full = False, True
+                continue
+            if reason is None and transition.name == "touch":
+                # The lease already ends later than asked: a lease is never shortened.
+                transition = before_deadline(keep_transition(attempt=report.attempt), now_ms=now)
+                continue
+            raise rejected(reason or "RACE", report, failed.item) from None
+    raise rejected("RACE", report)
+
+
+def _counted(ctx: Context, space: str, settings: Settings) -> bool:
+    """Whether the space's jobs may hold a count: it has a cap, or a name has a concurrency."""
+    if settings.max_in_flight is not None:
+        return True
+    policies = ctx.policies.space(space)
+    return any(policies.get(n).concurrency is not None for n in ("", *policies.own))
+
+
+def _name_place(ctx: Context, space: str, report: Report, value: Packed, now: int) -> None:
+    """Name `value`'s place on the job, only while the report's attempt is running."""
+    place = str(value.ref)
+    try:
+        ctx.jobs.apply(
+            space,
+            report.id,
+            before_deadline(keep_transition(attempt=report.attempt), now_ms=now),
+            extra=lambda update: update.add(PLACES, {place}),
+        )
+    except ConditionFailed as failed:
+        reason = refusal_of(failed.item, report, now) or "RACE"
+        raise rejected(reason, report, failed.item) from None
+
+
+def _discard(ctx: Context, space: str, job_id: str, value: Packed) -> None:
+    try:
+        ctx.jobs.blobs.discard(space, job_id, [value])
+    except Exception:  # the job names the place: retention removes it later
+        logger.warning("could not remove a refused report's value", extra={"job": job_id})
+
+
+def _rejection(ctx: Context, space: str, rejected: Rejected, now: int) -> Refused:
+    """A refused report's outcome; a job found past its deadline is cancelled first (the
+    clock would have soon), so the worker is told it has finished, and it has."""
+    if rejected.expired is not None:
+        cancel_found(ctx, space, rejected.expired, now=now)
+    return Refused(rejected.reason, rejected.message)
+
+
+def _journal(ctx: Context, space: str, report: Report, item: Item, now: int, *, with_event: bool) -> None:
+    if report.lines:
+        first = item["lineCount"] - len(report.lines)
+        lines = [line.model_dump(exclude_none=True) | {"atMs": now} for line in report.lines]
+        for line in lines:
+            if "metadata" in line:
+                line["metadata"] = json.dumps(line["metadata"], separators=(",", ":"))
+        ctx.journal.append_lines(space, report.id, first, lines)
+    if with_event:
+        ctx.journal.put_event(space, report.id, item["eventCount"] - 1, dump_json(report.event).decode(), now)
+
+
+def _report_parts(report: Report, max_events: int, *, with_event: bool) -> Callable[[UpdateBuilder], None]:
+    """What a report adds to its transition's write: progress, line and event counts (an
+    event only while the job's events are not full)."""
+
+    def parts(update: UpdateBuilder) -> None:
+        if report.progress is not None:
+            update.set("progress", report.progress.model_dump(exclude_none=True))
+        if report.lines:
+            update.add("lineCount", len(report.lines))
+        if with_event:
+            update.add("eventCount", 1)
+            update.require("eventCount", "<", max_events)
+
+    return parts

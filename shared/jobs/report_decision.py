@@ -1,0 +1,155 @@
+"""What a report asks of its job: the transition, the value stored with it, or why the
+report cannot count (stale, not running, finished, past its deadline, gone).
+
+Apart from the report's writes (`shared.jobs.report`): deciding reads the job only when
+the transition needs its fields (a failure's backoff, a release's place), and a refusal
+is a value (`Rejected`) the report turns into its outcome.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shared import limits
+from shared.jobs.context import Context
+from shared.machine import Job, JobStatus, Transition, refusal
+from shared.machine import complete as complete_transition
+from shared.machine import fail as fail_transition
+from shared.machine import keep as keep_transition
+from shared.machine import release as release_transition
+from shared.machine import touch as touch_transition
+from shared.schema import Report, dump_json
+from shared.settings import Settings
+from shared.store.blobs import Packed, pack, replacing
+from shared.store.codec import LAPSED, expired, purged
+from shared.store.dynamo import Item
+
+REASONS = {
+    "STALE": "job {id}: attempt {attempt} is not the current attempt; stop working on it",
+    "NOT_RUNNING": "job {id} is not held by anyone",
+    "ALREADY_FINISHED": "job {id} has finished; stop working on it",
+    "EXPIRED": "job {id} has passed its deadline and is cancelled; stop working on it",
+    "NOT_FOUND": "job {id} does not exist",
+    "TOO_MANY_EVENTS": "the job has all the events its space allows ({max}); the rest of the report applied",
+    "RACE": "job {id} changed while the report was applied; send it again",
+}
+
+
+def decide(
+    ctx: Context, space: str, report: Report, settings: Settings, now: int
+) -> tuple[Transition, dict[str, Any], Packed | None, Item | None]:
+    """The transition a report asks for, the job item attributes of any value (result,
+    error) stored with it, that value when it lives outside the job item, and the job's
+    item where the decision read it (its write then knows the holds it lets go)."""
+    attempt = report.attempt
+    if report.complete is not None:
+        raw = dump_json(report.complete.result)
+        if len(raw) <= limits.MAX_RESULT_BYTES:
+            packed = pack(space, report.id, "result", raw, attempt=attempt)
+            return (
+                complete_transition(attempt=attempt, now_ms=now, retention=settings.retention),
+                replacing("result", packed),
+                packed if packed.ref else None,
+                None,
+            )
+        error = f"result is larger than {limits.MAX_RESULT_BYTES} bytes of JSON"
+        return _fail(ctx, space, report, settings, now, error=error, unrecoverable=False, retry_after_ms=None)
+    if report.fail is not None:
+        return _fail(
+            ctx,
+            space,
+            report,
+            settings,
+            now,
+            error=report.fail.error,
+            unrecoverable=report.fail.unrecoverable,
+            retry_after_ms=report.fail.retryAfterMs,
+        )
+    if report.release is not None:
+        # Read for its priority and name: the job takes its place in the order again.
+        job, item = running_job(ctx, space, report, now)
+        aging_ms = ctx.policies.get(space, job.name).aging_ms
+        release = release_transition(attempt=attempt, now_ms=now, priority=job.priority, aging_ms=aging_ms)
+        return release, {}, None, item
+    if report.touch is not None:
+        lease_ms = report.touch.leaseMs
+        if lease_ms is None:
+            lease_ms = running_job(ctx, space, report, now)[0].timeout_ms
+        return touch_transition(attempt=attempt, now_ms=now, lease_ms=lease_ms), {}, None, None
+    return keep_transition(attempt=attempt), {}, None, None
+
+
+def _fail(
+    ctx: Context,
+    space: str,
+    report: Report,
+    settings: Settings,
+    now: int,
+    *,
+    error: str,
+    unrecoverable: bool,
+    retry_after_ms: int | None,
+) -> tuple[Transition, dict[str, Any], Packed | None, Item | None]:
+    job, item = running_job(ctx, space, report, now)
+    error = _cut(error, limits.MAX_ERROR_BYTES)
+    packed = pack(space, report.id, "error", error.encode(), attempt=report.attempt)
+    transition = fail_transition(
+        job,
+        now_ms=now,
+        error=error,
+        unrecoverable=unrecoverable,
+        retry_after_ms=retry_after_ms,
+        rand=ctx.rand(),
+        retention=settings.retention,
+        aging_ms=ctx.policies.get(space, job.name).aging_ms,
+    )
+    return transition, replacing("error", packed), packed if packed.ref else None, item
+
+
+def running_job(ctx: Context, space: str, report: Report, now: int) -> tuple[Job, Item]:
+    """The job a report speaks for, and its item, read when the decision needs its fields."""
+    item = ctx.jobs.get_item(space, report.id)
+    reason = refusal_of(item, report, now)
+    if reason is not None:
+        raise rejected(reason, report, item)
+    assert item is not None
+    return ctx.jobs.load(space, item, bodies=False), item
+
+
+def refusal_of(item: Item | None, report: Report, now: int) -> str | None:
+    """Why `report` cannot speak for the job as it stood (None: it can)."""
+    if item is None or purged(item, now):
+        return "NOT_FOUND"
+    if expired(item, now):
+        return "EXPIRED"
+    return refusal(
+        JobStatus(item["status"]),
+        attempt=item["attempt"],
+        reported_attempt=report.attempt,
+        lapsed_attempt=item.get(LAPSED),
+    )
+
+
+def rejected(reason: str, report: Report, item: Item | None = None) -> Rejected:
+    """The report's refusal; `item`, the job's item that refused it (for an expired job,
+    which the refusal then cancels)."""
+    message = REASONS[reason].format(id=report.id, attempt=report.attempt)
+    if reason == "EXPIRED":
+        return Rejected("ALREADY_FINISHED", message, expired=item)
+    return Rejected(reason, message)
+
+
+class Rejected(Exception):
+    def __init__(self, reason: str, message: str, *, expired: Item | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.expired = expired
+        """The item of a job the report found past its deadline, unfinished: to cancel."""
+
+
+def _cut(text: str, max_bytes: int) -> str:
+    data = text.encode()
+    if len(data) <= max_bytes:
+        return text
+    return data[:max_bytes].decode(errors="ignore")
