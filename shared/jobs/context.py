@@ -14,7 +14,6 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from shared import limits
 from shared.clock import Clock
 from shared.ids import IdGenerator
 from shared.policy import Policies
