@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import compress
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -405,28 +405,39 @@ def _number(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
+def _at_most(ctx: dict[str, Any]) -> str:
+    return f"must be at most {_number(ctx.get('le', ctx.get('lt')))}"
+
+
+def _at_least(ctx: dict[str, Any]) -> str:
+    return f"must be at least {_number(ctx.get('ge', ctx.get('gt')))}"
+
+
+_BY_CONTEXT: dict[str, Callable[[dict[str, Any]], str]] = {
+    # pydantic's error type -> the message, from the error's context
+    "less_than_equal": _at_most,
+    "less_than": _at_most,
+    "greater_than_equal": _at_least,
+    "greater_than": _at_least,
+    "string_too_short": lambda ctx: f"must be at least {ctx['min_length']} characters",
+    "string_too_long": lambda ctx: f"must be at most {ctx['max_length']} characters",
+    "too_short": lambda ctx: f"must have at least {ctx['min_length']} items",
+    "too_long": lambda ctx: f"must have at most {ctx['max_length']} items",
+    "literal_error": lambda ctx: f"must be one of {ctx['expected']}",
+}
+
+_BY_PATTERN = {NAME_PATTERN: NAME_RULE, SPACE_PATTERN: SPACE_RULE}
+"""The rule a `string_pattern_mismatch` of one of these patterns breaks, in its own words."""
+
+
 def _message(error: ErrorDetails) -> str:
     kind, ctx = error["type"], error.get("ctx") or {}
+    if kind == "string_pattern_mismatch" and ctx.get("pattern") in _BY_PATTERN:
+        return _BY_PATTERN[ctx["pattern"]]
     if kind in _BY_TYPE:
-        if kind == "string_pattern_mismatch" and ctx.get("pattern") == NAME_PATTERN:
-            return NAME_RULE
-        if kind == "string_pattern_mismatch" and ctx.get("pattern") == SPACE_PATTERN:
-            return SPACE_RULE
         return _BY_TYPE[kind]
-    if kind in ("less_than_equal", "less_than"):
-        return f"must be at most {_number(ctx.get('le', ctx.get('lt')))}"
-    if kind in ("greater_than_equal", "greater_than"):
-        return f"must be at least {_number(ctx.get('ge', ctx.get('gt')))}"
-    if kind == "string_too_short":
-        return f"must be at least {ctx['min_length']} characters"
-    if kind == "string_too_long":
-        return f"must be at most {ctx['max_length']} characters"
-    if kind == "too_short":
-        return f"must have at least {ctx['min_length']} items"
-    if kind == "too_long":
-        return f"must have at most {ctx['max_length']} items"
-    if kind == "literal_error":
-        return f"must be one of {ctx['expected']}"
+    if kind in _BY_CONTEXT:
+        return _BY_CONTEXT[kind](ctx)
     if kind == "value_error":
         return str(ctx.get("error", error["msg"]))
     return error["msg"]

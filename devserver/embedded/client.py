@@ -855,27 +855,8 @@ def _bound(value: Any) -> int:
     if not isinstance(value, dict) or len(value) != 1:
         return -1
     kind, inner = next(iter(value.items()))
-    if kind == "S":
-        return 4 * len(inner) if isinstance(inner, str) else -1
-    if kind == "N":
-        return len(inner) if isinstance(inner, str) and _NUMBER.fullmatch(inner) else -1
-    if kind == "B":
-        return len(inner) if isinstance(inner, bytes) else -1
-    if kind == "BOOL":
-        return 1 if isinstance(inner, bool) else -1
-    if kind == "NULL":
-        return 1 if inner is True else -1
-    if kind == "M":
-        return _item_bound(inner)
-    if kind == "L" and isinstance(inner, list):
-        total = 0
-        for element in inner:
-            found = _bound(element)
-            if found < 0:
-                return -1
-            total += found
-        return total
-    return -1
+    measure = _BOUNDS.get(kind)
+    return -1 if measure is None else measure(inner)
 
 
 def _item_bound(attrs: Any) -> int:
@@ -889,6 +870,31 @@ def _item_bound(attrs: Any) -> int:
             return -1
         total += 4 * len(name) + found
     return total
+
+
+def _list_bound(elements: Any) -> int:
+    """`_bound` of a list's elements."""
+    if not isinstance(elements, list):
+        return -1
+    total = 0
+    for element in elements:
+        found = _bound(element)
+        if found < 0:
+            return -1
+        total += found
+    return total
+
+
+_BOUNDS: dict[str, Callable[[Any], int]] = {
+    # type -> the bound of its inner value (-1 for a value of another shape)
+    "S": lambda inner: 4 * len(inner) if isinstance(inner, str) else -1,
+    "N": lambda inner: len(inner) if isinstance(inner, str) and _NUMBER.fullmatch(inner) else -1,
+    "B": lambda inner: len(inner) if isinstance(inner, bytes) else -1,
+    "BOOL": lambda inner: 1 if isinstance(inner, bool) else -1,
+    "NULL": lambda inner: 1 if inner is True else -1,
+    "M": _item_bound,
+    "L": _list_bound,
+}
 
 
 def _resolve(

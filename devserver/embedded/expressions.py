@@ -105,24 +105,24 @@ def _has(node: Any, kind: type) -> bool:
     return False
 
 
-def _rebuilder(node: Any) -> Callable[[dict[str, Any], dict[int, Any]], Any] | None:
-    """A function building a copy of `node` with a call's values in place of the stand-ins,
-    sharing every part without one; None when `node` has none. A node referred to twice (a
-    Func keeps its operands by name and in `arguments`) is built once (`memo`)."""
-    if isinstance(node, AttributeValue):
-        if node.type == "S" and isinstance(node.value, str) and node.value.startswith(_MARK):
-            placeholder = node.value[len(_MARK) :]
-            key = id(node)
-
-            def leaf(values: dict[str, Any], memo: dict[int, Any]) -> Any:
-                if key not in memo:
-                    memo[key] = AttributeValue(values[placeholder])
-                return memo[key]
-
-            return leaf
+def _leaf_rebuilder(node: AttributeValue) -> Callable[[dict[str, Any], dict[int, Any]], Any] | None:
+    """`_rebuilder` of a value: a stand-in's builds the call's value in its place."""
+    if not (node.type == "S" and isinstance(node.value, str) and node.value.startswith(_MARK)):
         return None
-    if not isinstance(node, Op | Func):
-        return None
+    placeholder = node.value[len(_MARK) :]
+    key = id(node)
+
+    def leaf(values: dict[str, Any], memo: dict[int, Any]) -> Any:
+        if key not in memo:
+            memo[key] = AttributeValue(values[placeholder])
+        return memo[key]
+
+    return leaf
+
+
+def _rebuilt_parts(node: Any) -> list[tuple[str, Any]]:
+    """The fields of `node` holding a stand-in, each with its builder (or, for a tuple or a
+    list, its type and each element's builder, None for one without, beside the element)."""
     parts: list[tuple[str, Any]] = []
     for name, child in _children(node):
         if isinstance(child, tuple | list):
@@ -133,6 +133,18 @@ def _rebuilder(node: Any) -> Callable[[dict[str, Any], dict[int, Any]], Any] | N
             builder = _rebuilder(child)
             if builder is not None:
                 parts.append((name, builder))
+    return parts
+
+
+def _rebuilder(node: Any) -> Callable[[dict[str, Any], dict[int, Any]], Any] | None:
+    """A function building a copy of `node` with a call's values in place of the stand-ins,
+    sharing every part without one; None when `node` has none. A node referred to twice (a
+    Func keeps its operands by name and in `arguments`) is built once (`memo`)."""
+    if isinstance(node, AttributeValue):
+        return _leaf_rebuilder(node)
+    if not isinstance(node, Op | Func):
+        return None
+    parts = _rebuilt_parts(node)
     if not parts:
         return None
     cls, base, key = type(node), dict(vars(node)), id(node)

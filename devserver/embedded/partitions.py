@@ -687,20 +687,26 @@ def install() -> None:
             updated: Item = _original["update_item"](self, table_name, key, *args, **kwargs)
             return updated
         finally:
-            table = self.tables.get(table_name)
-            if table is not None and ATTRIBUTE in table.__dict__:
-                hash_key, range_key = _keys(table, key)
-                # moto changes the item in place: its kept size no longer holds.
-                if hash_key is not None and range_key is not None:
-                    changed = table.items.get(hash_key, {}).get(range_key)
-                    if changed is not None and hasattr(changed, SIZE):
-                        delattr(changed, SIZE)
-                reconcile(table, hash_key, range_key)
+            _updated(self.tables.get(table_name), key)
 
     Table.query = query  # type: ignore[method-assign]
     Table.put_item = put_item  # type: ignore[method-assign]
     Table.delete_item = delete_item  # type: ignore[method-assign]
     DynamoDBBackend.update_item = update_item  # type: ignore[method-assign]
+
+
+def _updated(table: Table | None, key: dict[str, Any]) -> None:
+    """After an update_item (done or refused) on `table`: an enabled table's lookups follow
+    the item."""
+    if table is None or ATTRIBUTE not in table.__dict__:
+        return
+    hash_key, range_key = _keys(table, key)
+    # moto changes the item in place: its kept size no longer holds.
+    if hash_key is not None and range_key is not None:
+        changed = table.items.get(hash_key, {}).get(range_key)
+        if changed is not None and hasattr(changed, SIZE):
+            delattr(changed, SIZE)
+    reconcile(table, hash_key, range_key)
 
 
 def _keys(table: Table, attrs: dict[str, Any]) -> tuple[DynamoType | None, DynamoType | None]:

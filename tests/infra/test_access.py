@@ -69,6 +69,40 @@ _CONSUME = {
 """The callback sender's event source reads its queue as the sender's role."""
 
 
+def _checked_whole(statement: Json, service: set[str], actions: list[str], function: Json) -> bool:
+    """Checks a statement granting X-Ray, a queue or the stream's reads, which name no table,
+    index or bucket: True for one of those (the Access entry has no part for them)."""
+    if service == {"xray"}:
+        assert sorted(actions) == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
+        return True
+    module = module_of(function)
+    if service == {"sqs"}:
+        # The stream's and the clock's functions hand callbacks to the sender's queue
+        # (and the stream's mapping sends what keeps failing to the dead-letter queue);
+        # the sender's mapping reads its queue. No other role touches a queue.
+        allowed = {"stream_handler": _HAND_OVER, "clock_handler": _HAND_OVER, "callback_sender": _CONSUME}
+        assert set(actions) <= allowed.get(module, set()), statement
+        return True
+    if set(actions) <= _STREAM_READS:
+        # The stream's event source mapping reads the stream as the function's role.
+        assert module == "stream_handler", statement
+        return True
+    return False
+
+
+def _tokens_only(statement: Json, names: set[str]) -> bool:
+    """Checks the condition of a statement on the table: True for the one granting only the
+    tokens' partition; the writes of any other are kept out of it, its reads unconditioned."""
+    condition = statement.get("Condition")
+    if condition == {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": [TOKEN_PARTITION]}}:
+        return True
+    if names & {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem"}:
+        assert condition == {"ForAllValues:StringNotEquals": {"dynamodb:LeadingKeys": [TOKEN_PARTITION]}}
+    else:
+        assert condition is None
+    return False
+
+
 def _granted(emit: Json, function_id: str) -> Access:
     """The Access a function's role grants, read back from its policy statements."""
     table = next(iter(resources(emit, "AWS::DynamoDB::Table")))
@@ -81,20 +115,7 @@ def _granted(emit: Json, function_id: str) -> Access:
         actions = as_list(statement["Action"])
         service = {a.split(":")[0] for a in actions}
         assert len(service) == 1, statement
-        if service == {"xray"}:
-            assert sorted(actions) == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
-            continue
-        module = module_of(emit["Resources"][function_id])
-        if service == {"sqs"}:
-            # The stream's and the clock's functions hand callbacks to the sender's queue
-            # (and the stream's mapping sends what keeps failing to the dead-letter queue);
-            # the sender's mapping reads its queue. No other role touches a queue.
-            allowed = {"stream_handler": _HAND_OVER, "clock_handler": _HAND_OVER, "callback_sender": _CONSUME}
-            assert set(actions) <= allowed.get(module, set()), statement
-            continue
-        if set(actions) <= _STREAM_READS:
-            # The stream's event source mapping reads the stream as the function's role.
-            assert module == "stream_handler", statement
+        if _checked_whole(statement, service, actions, emit["Resources"][function_id]):
             continue
         for resource in as_list(statement["Resource"]):
             owner, suffix = resource_suffix(resource)
@@ -103,15 +124,7 @@ def _granted(emit: Json, function_id: str) -> Access:
                 assert (owner, suffix, names) == (logs, "", {"CreateLogStream", "PutLogEvents"})
             elif service == {"dynamodb"} and suffix == "":
                 assert owner == table
-                condition = statement.get("Condition")
-                if condition == {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": [TOKEN_PARTITION]}}:
-                    tokens_only = True
-                elif names & {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem"}:
-                    assert condition == {
-                        "ForAllValues:StringNotEquals": {"dynamodb:LeadingKeys": [TOKEN_PARTITION]}
-                    }
-                else:
-                    assert condition is None
+                tokens_only |= _tokens_only(statement, names)
                 found["table"] |= names
             elif service == {"dynamodb"}:
                 assert (owner, suffix) == (table, f"/index/{READY_INDEX}")
@@ -207,34 +220,51 @@ _SINGLE_ITEM = {  # client method -> (IAM action, the parameter holding the key,
 }
 
 
+def _note_query(calls: Calls, params: dict[str, Any]) -> None:
+    if "IndexName" in params:
+        assert calls.module is not None
+        calls.index[calls.module].add("Query")
+    else:
+        calls.item("Query", {"pk": params["ExpressionAttributeValues"][":pk"]}, write=False)
+
+
+def _note_batch_get(calls: Calls, params: dict[str, Any]) -> None:
+    for request in params["RequestItems"].values():
+        for key in request["Keys"]:
+            calls.item("BatchGetItem", key, write=False)
+
+
+def _note_batch_write(calls: Calls, params: dict[str, Any]) -> None:
+    for requests in params["RequestItems"].values():
+        for request in requests:
+            key = (
+                request["PutRequest"]["Item"] if "PutRequest" in request else request["DeleteRequest"]["Key"]
+            )
+            calls.item("BatchWriteItem", key, write=True)
+
+
+def _note_transaction(calls: Calls, params: dict[str, Any]) -> None:
+    for action in params["TransactItems"]:
+        ((kind, body),) = action.items()
+        calls.item(
+            _TRANSACTION_ACTIONS[kind], body.get("Item") or body["Key"], write=kind != "ConditionCheck"
+        )
+
+
+_MANY_ITEMS = {  # client method -> what it notes of its parameters
+    "query": _note_query,
+    "batch_get_item": _note_batch_get,
+    "batch_write_item": _note_batch_write,
+    "transact_write_items": _note_transaction,
+}
+
+
 def _note_dynamodb(calls: Calls, name: str, params: dict[str, Any]) -> None:
     if name in _SINGLE_ITEM:
         action, holder, write = _SINGLE_ITEM[name]
         calls.item(action, params[holder], write=write)
-    elif name == "query" and "IndexName" in params:
-        assert calls.module is not None
-        calls.index[calls.module].add("Query")
-    elif name == "query":
-        calls.item("Query", {"pk": params["ExpressionAttributeValues"][":pk"]}, write=False)
-    elif name == "batch_get_item":
-        for request in params["RequestItems"].values():
-            for key in request["Keys"]:
-                calls.item("BatchGetItem", key, write=False)
-    elif name == "batch_write_item":
-        for requests in params["RequestItems"].values():
-            for request in requests:
-                key = (
-                    request["PutRequest"]["Item"]
-                    if "PutRequest" in request
-                    else request["DeleteRequest"]["Key"]
-                )
-                calls.item("BatchWriteItem", key, write=True)
-    elif name == "transact_write_items":
-        for action in params["TransactItems"]:
-            ((kind, body),) = action.items()
-            calls.item(
-                _TRANSACTION_ACTIONS[kind], body.get("Item") or body["Key"], write=kind != "ConditionCheck"
-            )
+    elif name in _MANY_ITEMS:
+        _MANY_ITEMS[name](calls, params)
     else:
         raise AssertionError(f"no Access rule knows DynamoDB's {name}")
 
