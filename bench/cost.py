@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import json
 import os
 import random
 from collections.abc import Callable
@@ -37,6 +36,8 @@ from moto import mock_aws
 from bench import drain
 from bench.capacity import CapacityMeter, Usage
 from bench.partitions import TABLE, PartitionLoad, describe_family, describe_load, describe_token_load, hashed
+from bench.payloads import order_payload
+from bench.spread import warm_up
 from bench.world import moto_runtime
 from devserver.background import StreamReader, expire_ttl
 from devserver.wiring import (
@@ -61,33 +62,6 @@ TARGET_READ_UNITS = 1
 HOOK = {"url": "https://hooks.example.com/emit"}
 HOT_KEY_WORKLOADS = ((100, 10), (1, 1))
 """(jobs a create, jobs a claim and a report) of the workloads whose partition keys are shown."""
-
-
-def order_payload(rng: random.Random, size: int = 1_000) -> dict[str, Any]:
-    """A realistic 1 KB job payload: an order with a customer and line items."""
-    items = [
-        {
-            "sku": f"SKU-{rng.randint(10_000, 99_999)}",
-            "name": rng.choice(["Brass gear", "Punch card", "Steam valve", "Copper wire", "Walnut case"]),
-            "qty": rng.randint(1, 9),
-            "unitCents": rng.randint(100, 9_999),
-        }
-        for _ in range(8)
-    ]
-    payload: dict[str, Any] = {
-        "orderId": f"ord_{rng.randint(1_000_000, 9_999_999)}",
-        "customer": {
-            "id": f"cus_{rng.randint(10_000, 99_999)}",
-            "name": rng.choice(["Ada Lovelace", "Charles Babbage", "Mary Somerville", "Grace Hopper"]),
-            "email": f"user{rng.randint(1, 99_999)}@example.com",
-            "address": {"line1": f"{rng.randint(1, 200)} Analytical Row", "city": "London", "country": "GB"},
-        },
-        "currency": "GBP",
-        "items": items,
-        "note": "",
-    }
-    payload["note"] = "x" * max(0, size - len(json.dumps(payload, separators=(",", ":"))))
-    return payload
 
 
 def random_payload(rng: random.Random, size: int = 1_000) -> dict[str, Any]:
@@ -287,8 +261,6 @@ def spread_name(rt: Runtime) -> None:
     """Bring the busy name to the width its load at 10,000 jobs/s gives it (`bench.spread`),
     as a busy name is in production: these workloads make their jobs at one instant of the
     bench's clock, too fast for the name's own sampled count to spread it."""
-    from bench.spread import warm_up  # noqa: PLC0415 - bench.spread imports this module
-
     assert isinstance(rt.clock, ManualClock)
     warm_up(rt, rt.clock)
 

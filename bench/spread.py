@@ -26,7 +26,6 @@ from typing import Any
 from moto import mock_aws
 
 from bench.capacity import CapacityMeter
-from bench.cost import order_payload
 from bench.partitions import (
     READ_LIMIT,
     TABLE,
@@ -36,6 +35,7 @@ from bench.partitions import (
     describe_load,
     hashed,
 )
+from bench.payloads import order_payload
 from bench.world import moto_runtime
 from shared.clock import ManualClock
 from shared.jobs.claim import claim
