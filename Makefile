@@ -53,9 +53,12 @@ test-dynamodb-local: install
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; }
 	$(BIN)/python -m tests.dynamodb_local $(BIN)/pytest -n 2 -m "not moto_only" $(DYNAMODB_LOCAL_TESTS)
 
+## ruff (with a complexity limit of 10 a function) and the import contracts of pyproject.toml's
+## [tool.importlinter]; sdk/ on the path so that the SDK checked is this checkout's.
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	PYTHONPATH=sdk $(BIN)/lint-imports
 
 typecheck: install
 	$(BIN)/mypy
