@@ -59,10 +59,11 @@ def retry(ctx: Context, space: str, ids: list[str]) -> list[RetryOutcome]:
         for w, inserted in zip(wanted, made, strict=True):
             outcomes[w.at] = _outcome(inserted.id, w.old_id, new=inserted.new)
     for at, old_id in enumerate(ids):
-        if outcomes[at] is None:  # a repeat of an id earlier in the request
+        if outcomes[at] is None:  # a repeat of an id earlier in the request: answered alike
             earlier = outcomes[first[old_id]]
-            assert isinstance(earlier, Retried)
-            outcomes[at] = _outcome(earlier.id, old_id, new=False)
+            outcomes[at] = (
+                _outcome(earlier.id, old_id, new=False) if isinstance(earlier, Retried) else earlier
+            )
     return [o for o in outcomes if o is not None]
 
 

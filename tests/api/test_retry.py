@@ -174,12 +174,14 @@ def test_a_job_no_create_could_make_again_is_not_retryable_and_the_others_are_re
     report = {"id": made.id, "attempt": 1, "fail": {"error": "boom", "unrecoverable": True}}
     assert api.post(f"{JOBS}:report", report).body["outcomes"] == [{"status": "FAILED"}]
     before, after = failed(api), failed(api)
-    outcomes = retry(api, before, made.id, after)
-    assert [o.get("outcome") for o in outcomes] == ["NEW", None, "NEW"]
-    assert outcomes[1]["rejection"] == {
+    # Named twice: the repeat is answered as its first place is (it was a 500).
+    outcomes = retry(api, before, made.id, after, made.id)
+    assert [o.get("outcome") for o in outcomes] == ["NEW", None, "NEW", None]
+    refused = {
         "reason": "NOT_RETRYABLE",
         "message": f"job {made.id} cannot be retried: payload: must be nested at most 64 levels deep",
     }
+    assert outcomes[1]["rejection"] == outcomes[3]["rejection"] == refused
     assert [o["retryOf"] for o in (outcomes[0], outcomes[2])] == [before, after]
 
 
