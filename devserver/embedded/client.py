@@ -325,16 +325,7 @@ class DirectDynamoDB:
         # From here on moto would not refuse the request: its steps, in its order.
         self._check(condition.bind(values), item, params.get("ReturnValuesOnConditionCheckFailure"))
         before = _snapshot(item)
-        if item is None:
-            hash_key, range_key = key
-            table.put_item(
-                {
-                    table.hash_key_attr: {hash_key.type: hash_key.value},
-                    str(table.range_key_attr): {range_key.type: range_key.value},
-                }
-            )
-            item = table.get_item(hash_key, range_key)
-        assert item is not None
+        item = _stored_for_update(table, item, key)
         _apply(item, actions)
         parts.reconcile_item(*_key_of(item), item)
         _record(table, before, item)

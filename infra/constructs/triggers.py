@@ -48,21 +48,24 @@ class Triggers(Construct):
         """Where the stream mapping sends the metadata of records it gave up on, and the
         scheduler the ticks it could not deliver; any message raises an alarm."""
         if self._dead_letters is None:
-            queue = sqs.Queue(
-                self,
-                "DeadLetters",
-                retention_period=Duration.days(constants.DEAD_LETTER_RETENTION_DAYS),
-                encryption=sqs.QueueEncryption.SQS_MANAGED,
-                enforce_ssl=True,
-            )
-            acknowledge(
-                queue,
-                "AwsSolutions-SQS3",
-                "This queue is the dead-letter queue: what lands here stays for an operator.",
+            queue = self._dead_letter_queue(
+                "DeadLetters", "This queue is the dead-letter queue: what lands here stays for an operator."
             )
             self._monitoring.watch_dead_letters(queue)
             self._dead_letters = queue
         return self._dead_letters
+
+    def _dead_letter_queue(self, construct_id: str, reason: str) -> sqs.Queue:
+        """A dead-letter queue (kept long, encrypted, SSL only); `reason`: why it has none of its own."""
+        queue = sqs.Queue(
+            self,
+            construct_id,
+            retention_period=Duration.days(constants.DEAD_LETTER_RETENTION_DAYS),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+        )
+        acknowledge(queue, "AwsSolutions-SQS3", reason)
+        return queue
 
     def stream_processor(
         self,
@@ -178,16 +181,8 @@ class Triggers(Construct):
         A message it reports failed (`ReportBatchItemFailures`) is given again after the
         visibility timeout, and after `CALLBACK_MAX_RECEIVES` goes to a dead-letter queue
         of its own, which raises an alarm."""
-        dead_letters = sqs.Queue(
-            self,
+        dead_letters = self._dead_letter_queue(
             "CallbackDeadLetters",
-            retention_period=Duration.days(constants.DEAD_LETTER_RETENTION_DAYS),
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-        )
-        acknowledge(
-            dead_letters,
-            "AwsSolutions-SQS3",
             "This queue is the callback queue's dead-letter queue: what lands here stays for an operator.",
         )
         self._monitoring.watch_dead_letters(
