@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from ulid import ULID
 
-from shared import limits, notify
+from shared import limits
 from shared.clock import ManualClock
+from shared.jobs import notify
 from shared.runtime import Runtime
 from tests.support import Api, Background
 
