@@ -209,6 +209,15 @@ class Job:
     """The last attempt whose lease ended without a report (`expire`): that attempt's worker
     lost its hold, so its later reports are STALE, even while no other attempt holds the job."""
 
+    def purged(self, now_ms: int) -> bool:
+        """Past its retention at `now_ms`: gone for every read, even before the store has
+        removed it."""
+        return self.purge_at_ms is not None and self.purge_at_ms <= now_ms
+
+    def past_deadline(self, now_ms: int) -> bool:
+        """Unfinished with a deadline passed by `now_ms` (the `deadline` transition would apply)."""
+        return self.expires_at_ms is not None and self.expires_at_ms <= now_ms and not self.status.is_final
+
 
 @dataclass(frozen=True)
 class Guard:

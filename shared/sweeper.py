@@ -22,12 +22,11 @@ from shared.spaces import SpaceSettings
 from shared.spread import Spreader
 from shared.store.blobs import pack, replacing
 from shared.store.books import Book, Bucket, E
-from shared.store.codec import expired
 from shared.store.counters import Owner
 from shared.store.deadlines import DeadlineBucket
 from shared.store.deliveries import DeliveryStore
-from shared.store.dynamo import ConditionFailed, Item
-from shared.store.jobs import JobStore
+from shared.store.dynamo import Item
+from shared.store.jobs import JobConflict, JobStore
 from shared.store.leases import LeaseBook, LeaseBucket
 from shared.store.spaces import SpaceStore
 from shared.store.spread import SpreadStore
@@ -127,8 +126,9 @@ class Sweeper:
                 # Not seen by an eventually consistent read: read it for sure (None: the create
                 # died after filing it, and the job never came to be).
                 item = self.jobs.get_item(bucket.space, entry.job_id)
-            if item is None or not expired(item, now):
-                continue  # finished (a final status never changes back): nothing to do
+            if item is None:
+                continue
+            # Finished (a final status never changes back): nothing to do, no write.
             report.past_deadline += cancel_expired(
                 self.jobs, bucket.space, item, now_ms=now, retention=retention
             )
@@ -222,12 +222,14 @@ class Sweeper:
             error = pack(space, job.id, "error", transition.changes["error"].encode())
             try:
                 self.jobs.apply(space, job.id, transition, stored=replacing("error", error), held=item)
-            except ConditionFailed as failed:
-                if failed.item is None or failed.item["status"] != JobStatus.RUNNING:
+            except JobConflict as failed:
+                current = failed.current
+                if current is None or current.status != JobStatus.RUNNING:
                     return "moot"  # finished, expired or gone meanwhile: nothing left to expire
-                if failed.item["attempt"] != job.attempt:
+                if current.attempt != job.attempt:
                     return "moot"
-                item = failed.item  # renewed meanwhile: look again
+                assert failed.item is not None
+                item = failed.item  # renewed meanwhile: look again (its item: the holds it has)
                 continue
             return transition.to
         return "renewed"
@@ -272,7 +274,7 @@ class Sweeper:
                             stored=replacing("error", error),
                             owner=Owner(name, row.get("concurrencyKey")),
                         )
-                    except ConditionFailed:
+                    except JobConflict:
                         continue  # claimed or cancelled since the index saw it
                     failed += 1
             report.unclaimed += failed

@@ -12,8 +12,7 @@ from shared.jobs.context import Context
 from shared.jobs.outcomes import Applied, Outcome, Refused
 from shared.machine import JobStatus, Retention
 from shared.machine import cancel as cancel_transition
-from shared.store.codec import purged
-from shared.store.dynamo import ConditionFailed
+from shared.store.jobs import JobConflict
 
 
 def cancel(ctx: Context, space: str, ids: list[str]) -> list[Outcome]:
@@ -28,8 +27,9 @@ def _cancel_one(ctx: Context, space: str, job_id: str, now: int, retention: Rete
         return Refused("NOT_FOUND", f"job {job_id} does not exist")
     try:
         ctx.jobs.apply(space, job_id, cancel_transition(now_ms=now, retention=retention))
-    except ConditionFailed as failed:
-        if failed.item is None or purged(failed.item, now):
+    except JobConflict as failed:
+        job = failed.current
+        if job is None or job.purged(now):
             return Refused("NOT_FOUND", f"job {job_id} does not exist")
-        return Refused("ALREADY_FINISHED", f"job {job_id} is {failed.item['status']}")
+        return Refused("ALREADY_FINISHED", f"job {job_id} is {job.status.value}")
     return Applied(JobStatus.CANCELLED)

@@ -15,11 +15,10 @@ from shared import defaults, limits
 from shared.errors import InvalidArgument, ResourceExhausted
 from shared.jobs.context import Context
 from shared.jobs.records import new_record
-from shared.machine import JobStatus
 from shared.policy import SpacePolicies
 from shared.schema import NewJob
 from shared.settings import Settings
-from shared.store.jobs import Inserted, KeyHold, NewRecord, Reservation, RetryOf
+from shared.store.jobs import Inserted, NewRecord, Reservation, RetryOf
 
 ROOM_RETRY_MS = 1_000
 """How long a producer turned away by a full space is told to wait."""
@@ -117,7 +116,7 @@ def _write(
         inserted = ctx.jobs.insert(
             space,
             [r for _, r in records],
-            key_released=lambda item: _key_released(item, settings, now),
+            key_released=lambda holder: holder.released(settings.key_window_ms, now),
             reservation=reservation,
             per_key={n: policies.get(n).per_key_concurrency for n in {r.job.name for _, r in records}},
         )
@@ -231,25 +230,9 @@ def _without_held_keys(
             outcomes[i] = Inserted(retried[record.job.retry_of], False)
             continue
         key = record.job.key
-        holder = ctx.jobs.key_holder(space, key) if key is not None else None
-        if holder is not None and not _key_released(holder, settings, now):
-            outcomes[i] = Inserted(holder.key["jobId"], False)
+        holder = ctx.jobs.holder(space, key) if key is not None else None
+        if holder is not None and not holder.released(settings.key_window_ms, now):
+            outcomes[i] = Inserted(holder.job_id, False)
         else:
             remaining.append((i, record))
     return remaining
-
-
-def _key_released(holder: KeyHold, settings: Settings, now: int) -> bool:
-    """A key is held while its job is unfinished, and for the key window after it
-    finished, even when retention has hidden or removed the job by then."""
-    if holder.job is not None:
-        if not JobStatus(holder.job["status"]).is_final:
-            return False
-        finished = holder.job["finishedAtMs"]
-    else:
-        # Removed: the stream's cleanup copies the finish time onto the key item. Until
-        # it has, the key stays held (the window cannot be known to have passed).
-        finished = holder.key.get("finishedAtMs")
-        if finished is None:
-            return False
-    return bool(finished + settings.key_window_ms <= now)

@@ -1,8 +1,8 @@
 """Reading jobs: one job as the API shows it (with what it waits on), a page of the
 space's jobs, a job's log lines and events.
 
-Reads only: nothing here writes. A job past its retention (`purged`) is not found, even
-while its item lingers until DynamoDB's TTL removes it.
+Reads only: nothing here writes. A job past its retention (`Job.purged`) is not found, even
+while its item lingers until DynamoDB's TTL removes it (`JobStore.job`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from shared.errors import InvalidArgument, NotFound
 from shared.ids import is_ulid
 from shared.jobs.context import Context
 from shared.machine import Job, JobStatus, NameState, WaitReason, waiting_on
-from shared.store.codec import purged
 from shared.store.dynamo import Item
 
 
@@ -45,8 +44,7 @@ class Page:
 
 
 def get(ctx: Context, space: str, job_id: str) -> Found:
-    item = _item(ctx, space, job_id)
-    job = ctx.jobs.load(space, item)
+    job = _job(ctx, space, job_id, bodies=True)
     delivery = None
     if job.callback is not None and job.status.is_final:
         delivery = Delivery(ctx.deliveries.get(space, job_id))
@@ -101,7 +99,7 @@ def page(
 
 
 def lines(ctx: Context, space: str, job_id: str, *, cursor: str | None, limit: int) -> dict[str, Any]:
-    item = _item(ctx, space, job_id)
+    job = _job(ctx, space, job_id)
     after = _seq_cursor(cursor)
     found = ctx.journal.lines(space, job_id, after, limit)
     lines = []
@@ -113,27 +111,29 @@ def lines(ctx: Context, space: str, job_id: str, *, cursor: str | None, limit: i
     next_seq = found[-1][0] + 1 if found else after
     return {
         "lines": lines,
-        "cursor": _next_cursor(next_seq, item.get("lineCount", 0), len(found) == limit),
+        "cursor": _next_cursor(next_seq, job.line_count, len(found) == limit),
     }
 
 
 def events(ctx: Context, space: str, job_id: str, *, cursor: str | None, limit: int) -> dict[str, Any]:
-    item = _item(ctx, space, job_id)
+    job = _job(ctx, space, job_id)
     after = _seq_cursor(cursor)
     rows = ctx.journal.events(space, job_id, after, limit)
     events = [{"seq": int(r["sk"]), "atMs": r["atMs"], "event": json.loads(r["body"])} for r in rows]
     next_seq = events[-1]["seq"] + 1 if events else after
     return {
         "events": events,
-        "cursor": _next_cursor(next_seq, item.get("eventCount", 0), len(rows) == limit),
+        "cursor": _next_cursor(next_seq, job.event_count, len(rows) == limit),
     }
 
 
-def _item(ctx: Context, space: str, job_id: str) -> Item:
-    item = ctx.jobs.get_item(space, job_id) if is_ulid(job_id) else None
-    if item is None or purged(item, ctx.clock.now_ms()):
+def _job(ctx: Context, space: str, job_id: str, *, bodies: bool = False) -> Job:
+    """The job (with its payload, result and error if `bodies`); NotFound if there is none
+    or it is past its retention."""
+    job = ctx.jobs.job(space, job_id, now_ms=ctx.clock.now_ms(), bodies=bodies) if is_ulid(job_id) else None
+    if job is None:
         raise NotFound(f"job {job_id} does not exist in space {space}")
-    return item
+    return job
 
 
 def _next_cursor(next_seq: int, count: int, full: bool) -> str | None:

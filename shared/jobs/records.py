@@ -14,8 +14,6 @@ from shared.jobs.context import Context
 from shared.machine import AT_LEAST_ONCE, Backoff, Callback, Job, JobStatus, place
 from shared.schema import NewJob, dump_json
 from shared.settings import Settings
-from shared.store.blobs import ITEM_BUDGET, pack
-from shared.store.codec import approximate_size, job_item
 from shared.store.jobs import NewRecord, RetryOf
 
 
@@ -76,11 +74,10 @@ def new_record(
     )
     assert job.ready_at_ms is not None
     where = place(ready_at_ms=job.ready_at_ms, now_ms=now, priority=job.priority, aging_ms=aging_ms)
-    room = ITEM_BUDGET - approximate_size(job_item(job, {"payloadBytes": len(raw)}, where, width))
-    packed = pack(space, job.id, "payload", raw, room=room)
-    return NewRecord(
+    return NewRecord.packing(
+        space,
         job,
-        packed,
+        raw,
         where,
         width,
         retry_ttl=retry_of.ttl if retry_of is not None else None,

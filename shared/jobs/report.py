@@ -15,7 +15,7 @@ from typing import Any
 
 from shared.errors import InvalidArgument
 from shared.jobs.context import Context
-from shared.jobs.deadlines import cancel_found
+from shared.jobs.deadlines import cancel_refused
 from shared.jobs.outcomes import Applied, Outcome, Refused
 from shared.jobs.report_decision import REASONS, Rejected, decide, refusal_of, rejected
 from shared.machine import JobStatus, Transition, before_deadline
@@ -25,7 +25,8 @@ from shared.schema import Report, dump_json
 from shared.settings import Settings
 from shared.store.blobs import PLACES, Packed
 from shared.store.codec import UpdateBuilder
-from shared.store.dynamo import ConditionFailed, Item
+from shared.store.dynamo import Item
+from shared.store.jobs import JobConflict
 
 
 def report(ctx: Context, space: str, reports: Sequence[Report | InvalidArgument]) -> list[Outcome]:
@@ -100,9 +101,9 @@ def _apply_report(
             parts = _report_parts(report, settings.max_events, with_event=with_event)
             item = ctx.jobs.apply(space, report.id, transition, stored=stored, extra=parts, held=held)
             return item, with_event, events_full
-        except ConditionFailed as failed:
-            reason = refusal_of(failed.item, report, now)
-            events = (failed.item or {}).get("eventCount", 0)
+        except JobConflict as failed:
+            reason = refusal_of(failed.current, report, now)
+            events = failed.current.event_count if failed.current is not None else 0
             if reason is None and with_event and events >= settings.max_events:
                 # The rest of the report is still applied, without its event.
                 with_event, events_full = False, True
@@ -111,7 +112,7 @@ def _apply_report(
                 # The lease already ends later than asked: a lease is never shortened.
                 transition = before_deadline(keep_transition(attempt=report.attempt), now_ms=now)
                 continue
-            raise rejected(reason or "RACE", report, failed.item) from None
+            raise rejected(reason or "RACE", report, failed.current) from None
     raise rejected("RACE", report)
 
 
@@ -133,9 +134,9 @@ def _name_place(ctx: Context, space: str, report: Report, value: Packed, now: in
             before_deadline(keep_transition(attempt=report.attempt), now_ms=now),
             extra=lambda update: update.add(PLACES, {place}),
         )
-    except ConditionFailed as failed:
-        reason = refusal_of(failed.item, report, now) or "RACE"
-        raise rejected(reason, report, failed.item) from None
+    except JobConflict as failed:
+        reason = refusal_of(failed.current, report, now) or "RACE"
+        raise rejected(reason, report, failed.current) from None
 
 
 def _discard(ctx: Context, space: str, job_id: str, value: Packed) -> None:
@@ -149,7 +150,7 @@ def _rejection(ctx: Context, space: str, rejected: Rejected, now: int) -> Refuse
     """A refused report's outcome; a job found past its deadline is cancelled first (the
     clock would have soon), so the worker is told it has finished, and it has."""
     if rejected.expired is not None:
-        cancel_found(ctx, space, rejected.expired, now=now)
+        cancel_refused(ctx, space, rejected.expired, now=now)
     return Refused(rejected.reason, rejected.message)
 
 

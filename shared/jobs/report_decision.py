@@ -12,7 +12,7 @@ from typing import Any
 
 from shared import limits
 from shared.jobs.context import Context
-from shared.machine import Job, JobStatus, Transition, refusal
+from shared.machine import Job, Transition, refusal
 from shared.machine import complete as complete_transition
 from shared.machine import fail as fail_transition
 from shared.machine import keep as keep_transition
@@ -21,7 +21,6 @@ from shared.machine import touch as touch_transition
 from shared.schema import Report, dump_json
 from shared.settings import Settings
 from shared.store.blobs import Packed, pack, replacing
-from shared.store.codec import LAPSED, expired, purged
 from shared.store.dynamo import Item
 
 REASONS = {
@@ -109,43 +108,44 @@ def _fail(
 def running_job(ctx: Context, space: str, report: Report, now: int) -> tuple[Job, Item]:
     """The job a report speaks for, and its item, read when the decision needs its fields."""
     item = ctx.jobs.get_item(space, report.id)
-    reason = refusal_of(item, report, now)
+    job = ctx.jobs.load(space, item, bodies=False) if item is not None else None
+    reason = refusal_of(job, report, now)
     if reason is not None:
-        raise rejected(reason, report, item)
-    assert item is not None
-    return ctx.jobs.load(space, item, bodies=False), item
+        raise rejected(reason, report, job)
+    assert item is not None and job is not None
+    return job, item
 
 
-def refusal_of(item: Item | None, report: Report, now: int) -> str | None:
+def refusal_of(job: Job | None, report: Report, now: int) -> str | None:
     """Why `report` cannot speak for the job as it stood (None: it can)."""
-    if item is None or purged(item, now):
+    if job is None or job.purged(now):
         return "NOT_FOUND"
-    if expired(item, now):
+    if job.past_deadline(now):
         return "EXPIRED"
     return refusal(
-        JobStatus(item["status"]),
-        attempt=item["attempt"],
+        job.status,
+        attempt=job.attempt,
         reported_attempt=report.attempt,
-        lapsed_attempt=item.get(LAPSED),
+        lapsed_attempt=job.lapsed_attempt,
     )
 
 
-def rejected(reason: str, report: Report, item: Item | None = None) -> Rejected:
-    """The report's refusal; `item`, the job's item that refused it (for an expired job,
-    which the refusal then cancels)."""
+def rejected(reason: str, report: Report, job: Job | None = None) -> Rejected:
+    """The report's refusal; `job`, the job as it stood when it refused it (for an expired
+    job, which the refusal then cancels)."""
     message = REASONS[reason].format(id=report.id, attempt=report.attempt)
     if reason == "EXPIRED":
-        return Rejected("ALREADY_FINISHED", message, expired=item)
+        return Rejected("ALREADY_FINISHED", message, expired=job)
     return Rejected(reason, message)
 
 
 class Rejected(Exception):
-    def __init__(self, reason: str, message: str, *, expired: Item | None = None) -> None:
+    def __init__(self, reason: str, message: str, *, expired: Job | None = None) -> None:
         super().__init__(message)
         self.reason = reason
         self.message = message
         self.expired = expired
-        """The item of a job the report found past its deadline, unfinished: to cancel."""
+        """A job the report found past its deadline, unfinished: to cancel."""
 
 
 def _cut(text: str, max_bytes: int) -> str:

@@ -9,8 +9,9 @@ by mypy in `shared.store.jobs`).
 
 This is the port's first part. The store's other methods still speak items (`apply`'s
 answer and its `extra`/`stored`/`held`, `claim`'s `Claimed.item`, `get_item`, `items`,
-`page`, `load`, `forget`, `insert`'s `key_released` over `KeyHold`): each joins the port
-as its callers move to `shared/jobs/` (issue 18, point 1).
+`page`, `load`, `forget`; `insert`, whose `key_released` is asked about a `KeyHolder`, still
+takes `NewRecord`s): each joins the port as its callers move to `shared/jobs/` (issue 18,
+point 1).
 """
 
 from __future__ import annotations

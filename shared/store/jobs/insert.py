@@ -13,7 +13,7 @@ from shared.store import keys
 from shared.store.codec import approximate_size, job_item, ready_sort
 from shared.store.dynamo import ConditionFailed, Item, TransactionConflict, serialize, values
 from shared.store.jobs.parts import Parts
-from shared.store.jobs.records import Inserted, KeyHold, NewRecord, Reservation
+from shared.store.jobs.records import Inserted, KeyHolder, NewRecord, Reservation
 from shared.store.table import TTL_ATTRIBUTE
 
 
@@ -23,7 +23,7 @@ class Inserts(Parts):
         space: str,
         records: list[NewRecord],
         *,
-        key_released: Callable[[KeyHold], bool],
+        key_released: Callable[[KeyHolder], bool],
         reservation: Reservation | None = None,
         per_key: Mapping[str, int | None] | None = None,
     ) -> list[Inserted]:
@@ -76,7 +76,7 @@ class Inserts(Parts):
         self,
         space: str,
         record: NewRecord,
-        key_released: Callable[[KeyHold], bool],
+        key_released: Callable[[KeyHolder], bool],
         reservation: Reservation | None,
     ) -> Inserted:
         """A job that holds an item of its own, or whose id is fixed, written now; any other
@@ -161,7 +161,7 @@ class Inserts(Parts):
         self,
         space: str,
         record: NewRecord,
-        key_released: Callable[[KeyHold], bool],
+        key_released: Callable[[KeyHolder], bool],
         reservation: Reservation | None,
     ) -> Inserted:
         """Write a job that holds an item of its own: its idempotency key, or the retry
@@ -192,7 +192,7 @@ class Inserts(Parts):
         raise RuntimeError(f"the key of job {job.id} stayed contended; try again")
 
     def _own_item(
-        self, space: str, record: NewRecord, key_released: Callable[[KeyHold], bool]
+        self, space: str, record: NewRecord, key_released: Callable[[KeyHolder], bool]
     ) -> tuple[Item, Item, Callable[[Item], bool]]:
         """The item a job holds of its own (its idempotency key, or its old job's retry mark):
         its key, what the job writes to it beside `jobId`, and whether a holder let it go."""
@@ -200,7 +200,7 @@ class Inserts(Parts):
         if job.key is not None:
 
             def released(holder: Item) -> bool:
-                return key_released(KeyHold(holder, self.db.get(keys.job(space, holder["jobId"]))))
+                return key_released(KeyHolder.of(holder, self.db.get(keys.job(space, holder["jobId"]))))
 
             return keys.idempotency_key(space, job.key), {}, released
         assert job.retry_of is not None

@@ -14,7 +14,7 @@ from shared.store import keys
 from shared.store.codec import job_from_item, purged, ttl_seconds
 from shared.store.dynamo import ConditionFailed, Item
 from shared.store.jobs.parts import Parts
-from shared.store.jobs.records import Census, KeyHold, KeyHolder
+from shared.store.jobs.records import Census, KeyHolder
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE
 
 
@@ -36,13 +36,8 @@ class Reads(Parts):
     def holder(self, space: str, key: str) -> KeyHolder | None:
         """The job holding the idempotency key `key`, if any (released or not: the caller
         decides, `KeyHolder.released`)."""
-        held = self.key_holder(space, key)
-        return KeyHolder.of(held.key, held.job) if held is not None else None
-
-    def key_holder(self, space: str, key: str) -> KeyHold | None:
-        """Who holds `key`, if anyone (released or not: the caller decides)."""
         held = self.db.get(keys.idempotency_key(space, key))
-        return KeyHold(held, self.db.get(keys.job(space, held["jobId"]))) if held else None
+        return KeyHolder.of(held, self.db.get(keys.job(space, held["jobId"]))) if held else None
 
     def items(self, space: str, job_ids: list[str], *, consistent: bool) -> dict[str, Item]:
         rows = self.db.batch_get([keys.job(space, i) for i in dict.fromkeys(job_ids)], consistent=consistent)

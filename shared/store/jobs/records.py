@@ -110,14 +110,6 @@ class Inserted:
 
 
 @dataclass
-class KeyHold:
-    """An idempotency key's item and the item of the job it names (None: removed)."""
-
-    key: Item
-    job: Item | None
-
-
-@dataclass
 class Claimed:
     item: Item
     raw: bytes | None
