@@ -21,7 +21,6 @@ from shared.store.dynamo import Item
 from shared.store.jobs import (
     Inserted,
     JobStore,
-    KeyHold,
     KeyHolder,
     NameLimits,
     NewRecord,
@@ -85,9 +84,9 @@ class Shelf:
         assert inserted.new
         return inserted.id
 
-    def released(self, held: KeyHold) -> bool:
+    def released(self, holder: KeyHolder) -> bool:
         """As a create decides it: the key window after the holder finished has passed."""
-        return KeyHolder.of(held.key, held.job).released(WINDOW, self.now())
+        return holder.released(WINDOW, self.now())
 
     def claim(
         self,
