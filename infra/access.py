@@ -157,7 +157,7 @@ ACCESS: Mapping[str, Access] = {
     ),
     # A delivery handed over: its attempt's hold and result (UpdateItem), the job when the
     # message does not carry it, its values and the space's secret (GetItem, BatchGetItem, S3).
-    "callback_sender": Access(_set("GetItem", "BatchGetItem", "UpdateItem"), gets=_set("payload", "result")),
+    "callback_sender": Access(_set("GetItem", "BatchGetItem", "UpdateItem"), gets=_set("result")),
 }
 
 

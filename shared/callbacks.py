@@ -182,7 +182,7 @@ class Dispatcher:
         item = job_item if job_item is not None else self.jobs.get_item(space, job_id)
         if item is None or item.get("callback") is None:
             return Held(space, job_id, delivery, None, None)
-        job = self.jobs.load(space, item)
+        job = self.jobs.load(space, item, payload=False)  # the body carries no payload
         return Held(space, job_id, delivery, job, self.settings.get(space).webhook_secret)
 
     def _record(self, held: Held, status: int | None, error: str | None) -> str:

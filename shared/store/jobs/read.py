@@ -187,17 +187,19 @@ class Reads(Parts):
     def get_item(self, space: str, job_id: str) -> Item | None:
         return self.db.get(keys.job(space, job_id))
 
-    def load(self, space: str, item: Item, *, bodies: bool = True) -> Job:
-        """The domain job of an item, with payload, result and error read from wherever they live."""
+    def load(self, space: str, item: Item, *, bodies: bool = True, payload: bool = True) -> Job:
+        """The domain job of an item, with payload, result and error read from wherever they
+        live. Without `payload`, the payload is not read (a callback's body never carries it,
+        and a large one lives in S3)."""
         if not bodies:
             return job_from_item(space, item)
-        payload, result, error = self.blobs.read_many(
-            space, [(item, "payload"), (item, "result"), (item, "error")]
-        )
+        fields = ["payload", "result", "error"] if payload else ["result", "error"]
+        found = dict(zip(fields, self.blobs.read_many(space, [(item, f) for f in fields]), strict=True))
+        payload_raw, result, error = found.get("payload"), found["result"], found["error"]
         return job_from_item(
             space,
             item,
-            payload=_json(payload),
+            payload=_json(payload_raw),
             result=_json(result),
             error=error.decode() if error is not None else None,
         )
