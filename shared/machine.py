@@ -208,6 +208,9 @@ class Job:
     lapsed_attempt: int | None = None
     """The last attempt whose lease ended without a report (`expire`): that attempt's worker
     lost its hold, so its later reports are STALE, even while no other attempt holds the job."""
+    holds: frozenset[str] = frozenset()
+    """The counts it holds a place in (`Hold` tags: its space's `maxInFlight`, a name's or a
+    key's slot): a transition that lets go of one releases it in the same write."""
 
     def purged(self, now_ms: int) -> bool:
         """Past its retention at `now_ms`: gone for every read, even before the store has

@@ -52,6 +52,8 @@ class Packed:
     s3_body: bytes | None = field(default=None, repr=False)
     ref: str | None = None
     """Where it lives outside the job item (`item:result-3-9f2c41`, `s3:...`); None: inside."""
+    name: str = ""
+    """The job's attribute it is stored under (`result`, `error`, `payload`)."""
 
 
 def s3_key(space: str, job_id: str, name: str) -> str:
@@ -68,18 +70,20 @@ def pack(
     it) gets a place no other report uses (`result-3-9f2c41`): two reports for one attempt
     never write to the same place, so the one that loses cannot replace the winner's."""
     if len(raw) <= room:
-        return Packed({name: raw.decode()}, len(raw))
+        return Packed({name: raw.decode()}, len(raw), name=name)
     packed = zlib.compress(raw, 6)
     if len(packed) <= room:
-        return Packed({f"{name}Z": packed}, len(raw))
+        return Packed({f"{name}Z": packed}, len(raw), name=name)
     place = name if attempt is None else f"{name}-{attempt}-{secrets.token_hex(3)}"
     suffix = "" if attempt is None else f":{place}"
     if len(packed) <= SIDE_ITEM_MAX:
         side = keys.blob(space, job_id, place) | {"data": packed}
         ref = f"item{suffix}"
-        return Packed({f"{name}Ref": ref}, len(raw), side_item=side, ref=ref)
+        return Packed({f"{name}Ref": ref}, len(raw), side_item=side, ref=ref, name=name)
     ref = f"s3{suffix}"
-    return Packed({f"{name}Ref": ref}, len(raw), s3_key=s3_key(space, job_id, place), s3_body=raw, ref=ref)
+    return Packed(
+        {f"{name}Ref": ref}, len(raw), s3_key=s3_key(space, job_id, place), s3_body=raw, ref=ref, name=name
+    )
 
 
 def _parse(ref: str, name: str) -> tuple[str | None, str]:

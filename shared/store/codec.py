@@ -157,7 +157,15 @@ def job_from_item(
         result=result,
         retry_of=item.get("retryOf"),
         lapsed_attempt=item.get(LAPSED),
+        holds=frozenset(item.get(HOLDS) or ()),
     )
+
+
+def progress_attribute(progress: Progress) -> dict[str, Any]:
+    """The job item's `progress` map."""
+    if progress.message is None:
+        return {"percent": progress.percent}
+    return {"percent": progress.percent, "message": progress.message}
 
 
 def approximate_size(value: Any) -> int:

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from shared.machine import Job
-from shared.store.jobs.records import Census, JobConflict, KeyHolder, NewRecord
+from shared.machine import Job, Transition
+from shared.store.blobs import Packed
+from shared.store.counters import Owner
+from shared.store.jobs.records import Census, JobConflict, KeyHolder, NewRecord, ReportExtras
 
 
 class JobStorePort(Protocol):
@@ -38,9 +40,38 @@ class JobStorePort(Protocol):
         """The jobs already made by retrying each of `job_ids` (old id -> new id)."""
         ...
 
+    def transition(
+        self,
+        space: str,
+        job_id: str,
+        transition: Transition,
+        *,
+        value: Packed | None = None,
+        extras: ReportExtras | None = None,
+        place: Packed | None = None,
+        held: Job | None = None,
+        owner: Owner | None = None,
+    ) -> Job:
+        """Apply `transition` as one conditional write (with its counters where it takes or
+        lets go of a hold); the job after it, without bodies. Raises JobConflict."""
+        ...
+
+    def pack(self, space: str, job_id: str, name: str, raw: bytes, *, attempt: int | None = None) -> Packed:
+        """A result or an error, packed where it fits (`Packed.ref`: outside the job item)."""
+        ...
+
     def census(self, space: str, name: str, now_ms: int, cap: int, *, reach: int = ...) -> Census:
         """The pending jobs of `name`, by where they stand, up to `cap`."""
         ...
 
 
-__all__ = ["Census", "JobConflict", "JobStorePort", "KeyHolder", "NewRecord"]
+__all__ = [
+    "Census",
+    "JobConflict",
+    "JobStorePort",
+    "KeyHolder",
+    "NewRecord",
+    "Owner",
+    "Packed",
+    "ReportExtras",
+]

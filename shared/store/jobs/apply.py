@@ -7,16 +7,66 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from shared.machine import AT_LEAST_ONCE, Hold, JobStatus, Take, Transition
+from shared.machine import AT_LEAST_ONCE, Hold, Job, JobStatus, Take, Transition
 from shared.store import keys
-from shared.store.codec import GUARANTEE, HOLDS, UpdateBuilder, ready_sort, released, transition_update
+from shared.store.blobs import PLACES, Packed, pack, replacing
+from shared.store.codec import (
+    GUARANTEE,
+    HOLDS,
+    UpdateBuilder,
+    job_from_item,
+    progress_attribute,
+    ready_sort,
+    released,
+    transition_update,
+)
 from shared.store.counters import Owner, release_action, take_action
 from shared.store.dynamo import ConditionFailed, Item, TransactionConflict, serialize, values
 from shared.store.jobs.parts import Parts
-from shared.store.jobs.records import Contended, CounterFull, JobConflict
+from shared.store.jobs.records import Contended, CounterFull, JobConflict, ReportExtras
 
 
 class Transitions(Parts):
+    def transition(
+        self,
+        space: str,
+        job_id: str,
+        transition: Transition,
+        *,
+        value: Packed | None = None,
+        extras: ReportExtras | None = None,
+        place: Packed | None = None,
+        held: Job | None = None,
+        owner: Owner | None = None,
+    ) -> Job:
+        """Apply one transition as a conditional write (`apply`); answers the job after it,
+        without its bodies.
+
+        `value` is a result or an error packed by `pack`, stored beside the change; `extras`
+        a report's parts; `place` names where a value kept outside the job item will be
+        written (a report's first write, `shared.jobs.report`). `held` is the job as the
+        caller read it (the counts it holds, whose they are); `owner` whose counts they are
+        where the caller knows only that. Raises JobConflict, carrying the job as it stood;
+        CounterFull when a hold the transition takes is at its cap."""
+        stored = replacing(value.name, value) if value is not None else None
+        if held is not None:
+            owner = owner or Owner(held.name, held.concurrency_key)
+        item = self.apply(
+            space,
+            job_id,
+            transition,
+            extra=_extras(extras, place),
+            stored=stored,
+            holds=held.holds if held is not None else None,
+            owner=owner,
+        )
+        return job_from_item(space, item)
+
+    def pack(self, space: str, job_id: str, name: str, raw: bytes, *, attempt: int | None = None) -> Packed:
+        """A result or an error (`name`), packed where it fits: in the job item, or outside
+        it (`Packed.ref`), to store with `blobs.store` before the transition that names it."""
+        return pack(space, job_id, name, raw, attempt=attempt)
+
     def apply(
         self,
         space: str,
@@ -26,6 +76,7 @@ class Transitions(Parts):
         extra: Callable[[UpdateBuilder], None] | None = None,
         stored: dict[str, Any] | None = None,
         held: Item | None = None,
+        holds: frozenset[str] | None = None,
         owner: Owner | None = None,
     ) -> Item:
         """Apply one transition as a conditional write; answers the item after it.
@@ -33,7 +84,8 @@ class Transitions(Parts):
         `stored` are packed value attributes (a result, an error) set beside the change;
         `extra` adds report parts (progress, counters) and conditions to the same write.
         `held` is the job's item as the caller read it (for the holds it has and whose
-        counters they are), `owner` whose counters they are where the caller knows it.
+        counters they are), or `holds` what it holds; `owner` whose counters they are where
+        the caller knows it.
         Raises JobConflict (a ConditionFailed), carrying the job as it stood, when the guard
         does not hold; CounterFull when a hold the transition takes is at its cap.
 
@@ -43,7 +95,8 @@ class Transitions(Parts):
         write that did not know the job has a callback is made again with its mark.
         """
         callback = transition.has_callback
-        holds = frozenset((held or {}).get(HOLDS) or ())
+        if holds is None:
+            holds = frozenset((held or {}).get(HOLDS) or ())
         owner = owner or Owner.of(held or {})
         for _ in range(4):
             try:
@@ -126,6 +179,28 @@ class Transitions(Parts):
                 if codes - {"None", "TransactionConflict"}:
                     raise RuntimeError(f"a counted transition was refused: {sorted(codes)}") from None
         raise Contended("a counted transition stayed contended; try again")
+
+
+def _extras(extras: ReportExtras | None, place: Packed | None) -> Callable[[UpdateBuilder], None] | None:
+    """A report's parts as additions to its transition's write: progress, line and event
+    counts (an event only while the job's events are not full), a value's place."""
+    if extras is None and place is None:
+        return None
+
+    def parts(update: UpdateBuilder) -> None:
+        if place is not None:
+            update.add(PLACES, {str(place.ref)})
+        if extras is None:
+            return
+        if extras.progress is not None:
+            update.set("progress", progress_attribute(extras.progress))
+        if extras.lines:
+            update.add("lineCount", extras.lines)
+        if extras.event:
+            update.add("eventCount", 1)
+            update.require("eventCount", "<", extras.max_events)
+
+    return parts
 
 
 def with_takes(transition: Transition, *takes: Take) -> Transition:

@@ -8,11 +8,23 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from shared.machine import Hold, Job, JobStatus, Place
+from shared.machine import Hold, Job, JobStatus, Place, Progress
 from shared.store import keys
 from shared.store.blobs import ITEM_BUDGET, Packed, pack
 from shared.store.codec import approximate_size, job_from_item, job_item
 from shared.store.dynamo import ConditionFailed, Item, serialize, values
+
+
+@dataclass(frozen=True)
+class ReportExtras:
+    """What a worker's report adds to its transition's write: its progress, how many lines
+    it brings (counted on the job), and whether it brings an event (counted too, refused
+    once the job has `max_events`)."""
+
+    progress: Progress | None = None
+    lines: int = 0
+    event: bool = False
+    max_events: int = 0
 
 
 @dataclass
