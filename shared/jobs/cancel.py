@@ -12,7 +12,7 @@ from shared.jobs.context import Context
 from shared.jobs.outcomes import Applied, Outcome, Refused
 from shared.machine import JobStatus, Retention
 from shared.machine import cancel as cancel_transition
-from shared.store.jobs import JobConflict
+from shared.store.port import JobConflict
 
 
 def cancel(ctx: Context, space: str, ids: list[str]) -> list[Outcome]:
@@ -26,7 +26,7 @@ def _cancel_one(ctx: Context, space: str, job_id: str, now: int, retention: Rete
     if not is_ulid(job_id):
         return Refused("NOT_FOUND", f"job {job_id} does not exist")
     try:
-        ctx.jobs.apply(space, job_id, cancel_transition(now_ms=now, retention=retention))
+        ctx.jobs.transition(space, job_id, cancel_transition(now_ms=now, retention=retention))
     except JobConflict as failed:
         job = failed.current
         if job is None or job.purged(now):

@@ -6,67 +6,54 @@ late) makes the same conditional write; the `deadline` transition's guard lets e
 of them apply, so a repeated tick or a race between them is harmless.
 
 `cancel_expired` takes the job store alone, as the clock (`shared.sweeper`) has no more;
-`cancel_found` is the claim's (over the item it found) and `cancel_refused` the report's
-(over the job its refusal found), over their context, and neither ever fails them.
+`cancel_found` is a claim's or a report's (over the job it found past its deadline), over
+their context, and never fails them. Each takes the job as its caller read it: the holds
+it was read with are what the write lets go.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any, Protocol
 
 from shared.jobs.context import Context
 from shared.machine import EXPIRED, Job, Retention, deadline
 from shared.observability import logger
-from shared.store.blobs import pack, replacing
-from shared.store.counters import Owner
-from shared.store.dynamo import Item
-from shared.store.jobs import JobConflict, JobStore
+from shared.store.port import JobConflict, JobStorePort
 
 
-def cancel_expired(jobs: JobStore, space: str, item: Item, *, now_ms: int, retention: Retention) -> bool:
-    """Cancel the job of `item` (its own item as last read) with error `expired` if its
-    deadline has passed unfinished: whether this write did it. The job's holds are let go
-    in the same write, as any finish does."""
-    job = jobs.load(space, item, bodies=False)
-    return _cancel(jobs, space, job, now_ms=now_ms, retention=retention, held=item)
-
-
-def _cancel(
-    jobs: JobStore, space: str, job: Job, *, now_ms: int, retention: Retention, held: Item | None
+def cancel_expired(
+    jobs: _ReadingItems, space: str, job: Job | dict[str, Any], *, now_ms: int, retention: Retention
 ) -> bool:
-    """Cancel `job` (as last read) if its deadline has passed unfinished: whether this write
-    did it. `held`: its item as read, for the holds it lets go (None: the write finds them,
-    `JobStore.apply`)."""
+    """Cancel `job` (as last read) with error `expired` if its deadline has passed
+    unfinished: whether this write did it. The job's holds are let go in the same write,
+    as any finish does (those it was read with; the write finds any it took since)."""
+    job = _as_job(jobs, space, job)
     if not job.past_deadline(now_ms):
         return False
-    error = pack(space, job.id, "error", EXPIRED.encode())
+    error = jobs.pack(space, job.id, "error", EXPIRED.encode())
+    has_callback = job.callback is not None
     try:
-        jobs.apply(
+        jobs.transition(
             space,
             job.id,
-            deadline(now_ms=now_ms, retention=retention, has_callback=job.callback is not None),
-            stored=replacing("error", error),
-            held=held,
-            owner=Owner(job.name, job.concurrency_key),
+            deadline(now_ms=now_ms, retention=retention, has_callback=has_callback),
+            value=error,
+            held=job,
         )
     except JobConflict:
         return False  # finished, or cancelled by another, since it was read
     return True
 
 
-def cancel_found(ctx: Context, space: str, item: Item, *, now: int) -> None:
-    """Cancel a job found past its deadline (by a claim, or a report), as the clock would
-    have: a fault leaves it to the clock, rather than fail the claim or the report."""
-    with afterthought(ctx.jobs.load(space, item, bodies=False)):
-        cancel_expired(ctx.jobs, space, item, now_ms=now, retention=ctx.settings.get(space).retention)
-
-
-def cancel_refused(ctx: Context, space: str, job: Job, *, now: int) -> None:
-    """Cancel a job a report's refusal found past its deadline (`Rejected.expired`), as the
-    clock would have; a fault leaves it to the clock. Its holds are found by the write."""
+def cancel_found(ctx: Context, space: str, job: Job | dict[str, Any], *, now: int) -> None:
+    """Cancel a job found past its deadline (by a claim, or by a report's refusal:
+    `Rejected.expired`), as the clock would have: a fault leaves it to the clock, rather
+    than fail the claim or the report."""
+    job = _as_job(ctx.jobs, space, job)
     with afterthought(job):
-        _cancel(ctx.jobs, space, job, now_ms=now, retention=ctx.settings.get(space).retention, held=None)
+        cancel_expired(ctx.jobs, space, job, now_ms=now, retention=ctx.settings.get(space).retention)
 
 
 @contextlib.contextmanager
@@ -81,3 +68,16 @@ def afterthought(job: Job) -> Iterator[None]:
         pass
     except Exception:
         logger.exception("a claim could not settle a job", extra={"action": "claim", "job": job.id})
+
+
+# -- until the clock and a claim hand the jobs they found ---------------------------------
+# The clock (`shared.sweeper`) and a claim (the store's `on_expired`) still hand the job's
+# item as they read it; the two lines below read it as the job, and go when they hand one.
+
+
+class _ReadingItems(JobStorePort, Protocol):
+    def load(self, space: str, item: dict[str, Any], *, bodies: bool = ...) -> Job: ...
+
+
+def _as_job(jobs: _ReadingItems, space: str, found: Job | dict[str, Any]) -> Job:
+    return jobs.load(space, found, bodies=False) if isinstance(found, dict) else found

@@ -10,23 +10,19 @@ on the job, so a report stopped at any write leaves nothing unaccounted for.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from shared.errors import InvalidArgument
 from shared.jobs.context import Context
-from shared.jobs.deadlines import cancel_refused
+from shared.jobs.deadlines import cancel_found
 from shared.jobs.outcomes import Applied, Outcome, Refused
 from shared.jobs.report_decision import REASONS, Rejected, decide, refusal_of, rejected
-from shared.machine import JobStatus, Transition, before_deadline
+from shared.machine import Job, Progress, Transition, before_deadline
 from shared.machine import keep as keep_transition
 from shared.observability import logger
 from shared.schema import Report, dump_json
 from shared.settings import Settings
-from shared.store.blobs import PLACES, Packed
-from shared.store.codec import UpdateBuilder
-from shared.store.dynamo import Item
-from shared.store.jobs import JobConflict
+from shared.store.port import JobConflict, Packed, ReportExtras
 
 
 def report(ctx: Context, space: str, reports: Sequence[Report | InvalidArgument]) -> list[Outcome]:
@@ -52,27 +48,28 @@ def _report_one(ctx: Context, space: str, report: Report, settings: Settings) ->
     is killed first, retention removes it, as the job names it."""
     now = ctx.clock.now_ms()
     try:
-        transition, stored, outside, read = decide(ctx, space, report, settings, now)
-        transition = before_deadline(transition, now_ms=now)
+        decision = decide(ctx, space, report, settings, now)
+        transition = before_deadline(decision.transition, now_ms=now)
+        outside = decision.outside
         if outside is not None:
             _name_place(ctx, space, report, outside, now)
     except Rejected as rejected:
         return _rejection(ctx, space, rejected, now)
     if outside is not None:
-        ctx.jobs.blobs.store([outside])
+        ctx.jobs.keep_values([outside])
     try:
-        item, with_event, events_full = _apply_report(
-            ctx, space, report, transition, stored, settings=settings, now=now, read=read
+        job, with_event, events_full = _apply_report(
+            ctx, space, report, transition, decision.value, settings=settings, now=now, read=decision.read
         )
     except Rejected as rejected:
         if outside is not None:
             _discard(ctx, space, report.id, outside)
         return _rejection(ctx, space, rejected, now)
-    _journal(ctx, space, report, item, now, with_event=with_event)
+    _journal(ctx, space, report, job, now, with_event=with_event)
     if events_full:
         message = REASONS["TOO_MANY_EVENTS"].format(max=settings.max_events)
         return Refused("TOO_MANY_EVENTS", message)
-    return Applied(JobStatus(item["status"]))
+    return Applied(job.status)
 
 
 def _apply_report(
@@ -80,27 +77,27 @@ def _apply_report(
     space: str,
     report: Report,
     transition: Transition,
-    stored: dict[str, Any],
+    value: Packed | None,
     *,
     settings: Settings,
     now: int,
-    read: Item | None,
-) -> tuple[Item, bool, bool]:
-    """The item after the report's write, whether its event was kept, whether the job's
-    events were full; raises Rejected when the report cannot count. `read`: the job's
-    item if the decision already read it."""
+    read: Job | None,
+) -> tuple[Job, bool, bool]:
+    """The job after the report's write, whether its event was kept, whether the job's
+    events were full; raises Rejected when the report cannot count. `read`: the job as
+    the decision read it, if it did (the holds its write lets go)."""
     with_event = report.event is not None
     events_full = False
     # Where jobs are likely to hold a count, the job is read first (a read is cheaper than
     # the write refused for holding one that would find it out).
     held = read
     if held is None and transition.lets_go and _counted(ctx, space, settings):
-        held = ctx.jobs.get_item(space, report.id)
+        held = ctx.jobs.job(space, report.id, now_ms=now)
     for _ in range(3):
         try:
-            parts = _report_parts(report, settings.max_events, with_event=with_event)
-            item = ctx.jobs.apply(space, report.id, transition, stored=stored, extra=parts, held=held)
-            return item, with_event, events_full
+            extras = _extras(report, settings.max_events, with_event=with_event)
+            job = ctx.jobs.transition(space, report.id, transition, value=value, extras=extras, held=held)
+            return job, with_event, events_full
         except JobConflict as failed:
             reason = refusal_of(failed.current, report, now)
             events = failed.current.event_count if failed.current is not None else 0
@@ -126,13 +123,12 @@ def _counted(ctx: Context, space: str, settings: Settings) -> bool:
 
 def _name_place(ctx: Context, space: str, report: Report, value: Packed, now: int) -> None:
     """Name `value`'s place on the job, only while the report's attempt is running."""
-    place = str(value.ref)
     try:
-        ctx.jobs.apply(
+        ctx.jobs.transition(
             space,
             report.id,
             before_deadline(keep_transition(attempt=report.attempt), now_ms=now),
-            extra=lambda update: update.add(PLACES, {place}),
+            place=value,
         )
     except JobConflict as failed:
         reason = refusal_of(failed.current, report, now) or "RACE"
@@ -141,7 +137,7 @@ def _name_place(ctx: Context, space: str, report: Report, value: Packed, now: in
 
 def _discard(ctx: Context, space: str, job_id: str, value: Packed) -> None:
     try:
-        ctx.jobs.blobs.discard(space, job_id, [value])
+        ctx.jobs.discard_values(space, job_id, [value])
     except Exception:  # the job names the place: retention removes it later
         logger.warning("could not remove a refused report's value", extra={"job": job_id})
 
@@ -150,33 +146,31 @@ def _rejection(ctx: Context, space: str, rejected: Rejected, now: int) -> Refuse
     """A refused report's outcome; a job found past its deadline is cancelled first (the
     clock would have soon), so the worker is told it has finished, and it has."""
     if rejected.expired is not None:
-        cancel_refused(ctx, space, rejected.expired, now=now)
+        cancel_found(ctx, space, rejected.expired, now=now)
     return Refused(rejected.reason, rejected.message)
 
 
-def _journal(ctx: Context, space: str, report: Report, item: Item, now: int, *, with_event: bool) -> None:
+def _journal(ctx: Context, space: str, report: Report, job: Job, now: int, *, with_event: bool) -> None:
+    """The report's lines and event, numbered from the job's counts after its write (which
+    counted them)."""
     if report.lines:
-        first = item["lineCount"] - len(report.lines)
+        first = job.line_count - len(report.lines)
         lines = [line.model_dump(exclude_none=True) | {"atMs": now} for line in report.lines]
         for line in lines:
             if "metadata" in line:
                 line["metadata"] = json.dumps(line["metadata"], separators=(",", ":"))
         ctx.journal.append_lines(space, report.id, first, lines)
     if with_event:
-        ctx.journal.put_event(space, report.id, item["eventCount"] - 1, dump_json(report.event).decode(), now)
+        ctx.journal.put_event(space, report.id, job.event_count - 1, dump_json(report.event).decode(), now)
 
 
-def _report_parts(report: Report, max_events: int, *, with_event: bool) -> Callable[[UpdateBuilder], None]:
+def _extras(report: Report, max_events: int, *, with_event: bool) -> ReportExtras:
     """What a report adds to its transition's write: progress, line and event counts (an
     event only while the job's events are not full)."""
-
-    def parts(update: UpdateBuilder) -> None:
-        if report.progress is not None:
-            update.set("progress", report.progress.model_dump(exclude_none=True))
-        if report.lines:
-            update.add("lineCount", len(report.lines))
-        if with_event:
-            update.add("eventCount", 1)
-            update.require("eventCount", "<", max_events)
-
-    return parts
+    progress = report.progress
+    return ReportExtras(
+        progress=Progress(progress.percent, progress.message) if progress is not None else None,
+        lines=len(report.lines),
+        event=with_event,
+        max_events=max_events,
+    )

@@ -8,7 +8,7 @@ is a value (`Rejected`) the report turns into its outcome.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from shared import limits
 from shared.jobs.context import Context
@@ -20,8 +20,7 @@ from shared.machine import release as release_transition
 from shared.machine import touch as touch_transition
 from shared.schema import Report, dump_json
 from shared.settings import Settings
-from shared.store.blobs import Packed, pack, replacing
-from shared.store.dynamo import Item
+from shared.store.port import Packed
 
 REASONS = {
     "STALE": "job {id}: attempt {attempt} is not the current attempt; stop working on it",
@@ -34,22 +33,32 @@ REASONS = {
 }
 
 
-def decide(
-    ctx: Context, space: str, report: Report, settings: Settings, now: int
-) -> tuple[Transition, dict[str, Any], Packed | None, Item | None]:
-    """The transition a report asks for, the job item attributes of any value (result,
-    error) stored with it, that value when it lives outside the job item, and the job's
-    item where the decision read it (its write then knows the holds it lets go)."""
+@dataclass(frozen=True)
+class Decision:
+    """What a report asks for: its transition, the value (a result, an error) stored with
+    it, and the job where the decision read it."""
+
+    transition: Transition
+    value: Packed | None = None
+    read: Job | None = None
+    """The job as the decision read it: its write then knows the holds it lets go."""
+
+    @property
+    def outside(self) -> Packed | None:
+        """The value, where it lives outside the job item (written before the transition)."""
+        return self.value if self.value is not None and self.value.ref else None
+
+
+def decide(ctx: Context, space: str, report: Report, settings: Settings, now: int) -> Decision:
+    """The transition a report asks for, with the value it stores (packed by the store)
+    and the job where deciding had to read it."""
     attempt = report.attempt
     if report.complete is not None:
         raw = dump_json(report.complete.result)
         if len(raw) <= limits.MAX_RESULT_BYTES:
-            packed = pack(space, report.id, "result", raw, attempt=attempt)
-            return (
-                complete_transition(attempt=attempt, now_ms=now, retention=settings.retention),
-                replacing("result", packed),
-                packed if packed.ref else None,
-                None,
+            result = ctx.jobs.pack(space, report.id, "result", raw, attempt=attempt)
+            return Decision(
+                complete_transition(attempt=attempt, now_ms=now, retention=settings.retention), result
             )
         error = f"result is larger than {limits.MAX_RESULT_BYTES} bytes of JSON"
         return _fail(ctx, space, report, settings, now, error=error, unrecoverable=False, retry_after_ms=None)
@@ -66,16 +75,16 @@ def decide(
         )
     if report.release is not None:
         # Read for its priority and name: the job takes its place in the order again.
-        job, item = running_job(ctx, space, report, now)
+        job = running_job(ctx, space, report, now)
         aging_ms = ctx.policies.get(space, job.name).aging_ms
         release = release_transition(attempt=attempt, now_ms=now, priority=job.priority, aging_ms=aging_ms)
-        return release, {}, None, item
+        return Decision(release, read=job)
     if report.touch is not None:
         lease_ms = report.touch.leaseMs
         if lease_ms is None:
-            lease_ms = running_job(ctx, space, report, now)[0].timeout_ms
-        return touch_transition(attempt=attempt, now_ms=now, lease_ms=lease_ms), {}, None, None
-    return keep_transition(attempt=attempt), {}, None, None
+            lease_ms = running_job(ctx, space, report, now).timeout_ms
+        return Decision(touch_transition(attempt=attempt, now_ms=now, lease_ms=lease_ms))
+    return Decision(keep_transition(attempt=attempt))
 
 
 def _fail(
@@ -88,10 +97,10 @@ def _fail(
     error: str,
     unrecoverable: bool,
     retry_after_ms: int | None,
-) -> tuple[Transition, dict[str, Any], Packed | None, Item | None]:
-    job, item = running_job(ctx, space, report, now)
+) -> Decision:
+    job = running_job(ctx, space, report, now)
     error = _cut(error, limits.MAX_ERROR_BYTES)
-    packed = pack(space, report.id, "error", error.encode(), attempt=report.attempt)
+    packed = ctx.jobs.pack(space, report.id, "error", error.encode(), attempt=report.attempt)
     transition = fail_transition(
         job,
         now_ms=now,
@@ -102,18 +111,18 @@ def _fail(
         retention=settings.retention,
         aging_ms=ctx.policies.get(space, job.name).aging_ms,
     )
-    return transition, replacing("error", packed), packed if packed.ref else None, item
+    return Decision(transition, packed, read=job)
 
 
-def running_job(ctx: Context, space: str, report: Report, now: int) -> tuple[Job, Item]:
-    """The job a report speaks for, and its item, read when the decision needs its fields."""
-    item = ctx.jobs.get_item(space, report.id)
-    job = ctx.jobs.load(space, item, bodies=False) if item is not None else None
+def running_job(ctx: Context, space: str, report: Report, now: int) -> Job:
+    """The job a report speaks for, read when the decision needs its fields (one past its
+    retention is read as none: NOT_FOUND, as for a job never made)."""
+    job = ctx.jobs.job(space, report.id, now_ms=now)
     reason = refusal_of(job, report, now)
     if reason is not None:
         raise rejected(reason, report, job)
-    assert item is not None and job is not None
-    return job, item
+    assert job is not None
+    return job
 
 
 def refusal_of(job: Job | None, report: Report, now: int) -> str | None:

@@ -64,6 +64,16 @@ class JobStorePort(Protocol):
         """The pending jobs of `name`, by where they stand, up to `cap`."""
         ...
 
+    # reports:
+    def keep_values(self, values: list[Packed]) -> None:
+        """Write the packed values that live outside the job item (`Packed.ref`), before
+        the transition that names them."""
+        ...
+
+    def discard_values(self, space: str, job_id: str, values: list[Packed]) -> None:
+        """Remove values kept for a transition that was refused."""
+        ...
+
 
 __all__ = [
     "Census",

@@ -64,8 +64,18 @@ class Transitions(Parts):
 
     def pack(self, space: str, job_id: str, name: str, raw: bytes, *, attempt: int | None = None) -> Packed:
         """A result or an error (`name`), packed where it fits: in the job item, or outside
-        it (`Packed.ref`), to store with `blobs.store` before the transition that names it."""
+        it (`Packed.ref`), to keep (`keep_values`) before the transition that names it."""
         return pack(space, job_id, name, raw, attempt=attempt)
+
+    def keep_values(self, values: list[Packed]) -> None:
+        """Write the values that live outside the job item (side items, S3 objects), before
+        the write that points at them: a job never names a value not there yet."""
+        self.blobs.store(values)
+
+    def discard_values(self, space: str, job_id: str, values: list[Packed]) -> None:
+        """Remove values kept for a write that was then refused (their places stay named
+        on the job, for retention, should this fail)."""
+        self.blobs.discard(space, job_id, values)
 
     def apply(
         self,
