@@ -58,7 +58,7 @@ def decide(ctx: Context, space: str, report: Report, settings: Settings, now: in
         if len(raw) <= limits.MAX_RESULT_BYTES:
             result = ctx.jobs.pack(space, report.id, "result", raw, attempt=attempt)
             return Decision(
-                complete_transition(attempt=attempt, now_ms=now, retention=settings.retention), result
+                complete_transition(attempt=attempt, now_ms=now, retention=settings.retention), value=result
             )
         error = f"result is larger than {limits.MAX_RESULT_BYTES} bytes of JSON"
         return _fail(ctx, space, report, settings, now, error=error, unrecoverable=False, retry_after_ms=None)
@@ -111,7 +111,7 @@ def _fail(
         retention=settings.retention,
         aging_ms=ctx.policies.get(space, job.name).aging_ms,
     )
-    return Decision(transition, packed, read=job)
+    return Decision(transition, value=packed, read=job)
 
 
 def running_job(ctx: Context, space: str, report: Report, now: int) -> Job:
