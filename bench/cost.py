@@ -43,7 +43,7 @@ from devserver.background import StreamReader, expire_ttl
 from devserver.wiring import (
     REGION,
 )
-from shared import limits
+from shared import limits, render
 from shared.auth import Tokens
 from shared.clock import ManualClock
 from shared.jobs.claim import claim
@@ -154,7 +154,15 @@ def run(
         held: list[dict[str, Any]] = []
         while len(held) < jobs:
             request()
-            got = claim(rt.context, SPACE, count=hand_out, names=["charge-invoice"], wait_ms=0, lease_ms=None)
+            got = claim(
+                rt.context,
+                SPACE,
+                count=hand_out,
+                names=["charge-invoice"],
+                wait_ms=0,
+                lease_ms=None,
+                show=render.claimed,
+            )
             if not got:
                 raise RuntimeError(f"claimed only {len(held)} of {jobs} jobs")
             held += got

@@ -37,6 +37,7 @@ from bench.partitions import (
 )
 from bench.payloads import order_payload
 from bench.world import moto_runtime
+from shared import render
 from shared.clock import ManualClock
 from shared.jobs.claim import claim
 from shared.jobs.create import create
@@ -103,7 +104,9 @@ def busy_name(jobs: int, batch: int, hand_out: int) -> list[str]:
             clock.advance(made * 1000 // RATE - (made - batch) * 1000 // RATE)
         while len(held) < jobs:
             rt.tokens.authenticate(f"Bearer {token}")
-            got = claim(rt.context, SPACE, count=hand_out, names=[NAME], wait_ms=0, lease_ms=None)
+            got = claim(
+                rt.context, SPACE, count=hand_out, names=[NAME], wait_ms=0, lease_ms=None, show=render.claimed
+            )
             if not got:
                 raise RuntimeError(f"claimed only {len(held)} of {jobs} jobs")
             held += got
@@ -209,7 +212,15 @@ class _Race:
     def work(self) -> None:
         empties = 0
         while empties < 3:
-            got = claim(self.rt.context, SPACE, count=self.count, names=[NAME], wait_ms=0, lease_ms=None)
+            got = claim(
+                self.rt.context,
+                SPACE,
+                count=self.count,
+                names=[NAME],
+                wait_ms=0,
+                lease_ms=None,
+                show=render.claimed,
+            )
             with self.lock:
                 self.handed += len(got)
                 if not got and self.jobs - self.handed > (self.workers - 1) * self.count:

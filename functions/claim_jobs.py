@@ -5,6 +5,7 @@ from __future__ import annotations
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.metrics import MetricUnit
 
+from shared import render
 from shared.http import authorize, body, entrypoint, make_app, ok
 from shared.jobs.claim import claim
 from shared.observability import metrics
@@ -25,10 +26,11 @@ def claim_jobs(space: str) -> Response:
         names=request.names,
         wait_ms=request.waitMs,
         lease_ms=request.leaseMs,
+        show=render.claimed,
     )
     metrics.add_metric("JobsClaimed", MetricUnit.Count, len(jobs))
-    # Each job is already an `answers.Claimed` (render.claimed, where the claim measures it):
-    # checking the envelope again would walk every payload once more, on the largest answers.
+    # Each job is rendered once, as the claim measured it (`render.claimed`): checking the
+    # envelope again would walk every payload once more, on the largest answers.
     return ok({"jobs": jobs})
 
 

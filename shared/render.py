@@ -113,10 +113,16 @@ def delivery(item: dict[str, Any] | None) -> answers.Delivery:
     return answers.Delivery.model_validate(shown)
 
 
-def claimed(j: Job, payload: Any) -> dict[str, Any]:
+def claimed(j: Job) -> dict[str, Any]:
+    """A job a claim hands out, as `answers.Claimed` shows it (`shared.jobs.claim` measures it)."""
     fields: dict[str, Any] = {"guarantee": j.guarantee} if j.guarantee == AT_MOST_ONCE else {}
     return answers.Claimed(
-        id=j.id, attempt=j.attempt, name=j.name, payload=payload, leaseUntilMs=str(j.lease_until_ms), **fields
+        id=j.id,
+        attempt=j.attempt,
+        name=j.name,
+        payload=j.payload,
+        leaseUntilMs=str(j.lease_until_ms),
+        **fields,
     ).shown()
 
 

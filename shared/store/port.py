@@ -8,7 +8,7 @@ is a `KeyHolder`, and a new job's payload goes in as bytes, packed by the store
 by mypy in `shared.store.jobs`).
 
 This is the port's first part. The store's other methods still speak items (`apply`'s
-answer and its `extra`/`stored`/`held`, `claim`'s `Claimed.item`, `get_item`, `items`,
+answer and its `extra`/`stored`/`held`, `get_item`, `items`,
 `page`, `load`, `forget`; `insert`, whose `key_released` is asked about a `KeyHolder`, still
 takes `NewRecord`s): each joins the port as its callers move to `shared/jobs/` (issue 18,
 point 1).
@@ -21,7 +21,16 @@ from typing import Protocol
 from shared.machine import Job, Transition
 from shared.store.blobs import Packed
 from shared.store.counters import Owner
-from shared.store.jobs.records import Census, JobConflict, KeyHolder, NewRecord, ReportExtras
+from shared.store.jobs.records import (
+    Census,
+    ClaimPlan,
+    ClaimResult,
+    JobConflict,
+    KeyHolder,
+    NameClaim,
+    NewRecord,
+    ReportExtras,
+)
 
 
 class JobStorePort(Protocol):
@@ -74,12 +83,23 @@ class JobStorePort(Protocol):
         """Remove values kept for a transition that was refused."""
         ...
 
+    # claim:
+    def claim(self, space: str, plan: ClaimPlan, *, now_ms: int) -> ClaimResult:
+        """Hand out up to `plan.count` jobs of its names in order of hand-out, each won by a
+        conditional write (under its name's limits, each job taking its slots): the jobs
+        claimed with their payloads, and those found past their deadline or with a payload
+        no claim can read, which the caller settles."""
+        ...
+
 
 __all__ = [
     "Census",
+    "ClaimPlan",
+    "ClaimResult",
     "JobConflict",
     "JobStorePort",
     "KeyHolder",
+    "NameClaim",
     "NewRecord",
     "Owner",
     "Packed",

@@ -14,6 +14,7 @@ from shared.runtime import Runtime
 from shared.store import keys
 from shared.store.dynamo import Item
 from shared.store.jobs.looks import Look
+from shared.store.port import ClaimPlan, NameClaim
 from shared.store.spread import Spread
 from tests.support import Api
 
@@ -162,10 +163,9 @@ def test_a_claim_whose_candidates_were_all_taken_looks_again(
     def racing(*args: Any, **kwargs: Any) -> Any:
         if not raced:
             raced.append(True)
-            rival = rt.jobs.claim(
-                SPACE, {"n": 60_000}, count=28, now_ms=rt.clock.now_ms(), lease_ms=None, payload_budget=10**6
-            )
-            raced.extend(c.item["sk"] for c in rival)
+            plan = ClaimPlan({"n": NameClaim(60_000)}, count=28, lease_ms=None, payload_budget=10**6)
+            rival = rt.jobs.claim(SPACE, plan, now_ms=rt.clock.now_ms())
+            raced.extend(job.id for job in rival.claimed)
         return apply(*args, **kwargs)
 
     monkeypatch.setattr(rt.jobs, "apply", racing)

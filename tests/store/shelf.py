@@ -22,11 +22,11 @@ from shared.store.jobs import (
     Inserted,
     JobStore,
     KeyHolder,
-    NameLimits,
     NewRecord,
     Reservation,
     RetryOf,
 )
+from shared.store.port import ClaimPlan, ClaimResult, NameClaim
 
 MINUTE = 60_000
 LEASE = MINUTE
@@ -88,26 +88,19 @@ class Shelf:
         """As a create decides it: the key window after the holder finished has passed."""
         return holder.released(WINDOW, self.now())
 
-    def claim(
-        self,
-        names: Mapping[str, int] | None = None,
-        count: int = 10,
-        *,
-        limits: Mapping[str, NameLimits] | None = None,
-        per_key: Mapping[str, int | None] | None = None,
-    ) -> list[str]:
-        """The ids handed out, in order."""
-        claimed = self.store.claim(
-            self.space,
-            names if names is not None else {"n": MINUTE},
+    def claim(self, names: Mapping[str, NameClaim] | None = None, count: int = 10) -> list[str]:
+        """The ids handed out, in order (of `n` at the default aging, without limits, when
+        no names are given)."""
+        return [job.id for job in self.claimed(names, count).claimed]
+
+    def claimed(self, names: Mapping[str, NameClaim] | None = None, count: int = 10) -> ClaimResult:
+        plan = ClaimPlan(
+            names if names is not None else {"n": NameClaim(MINUTE)},
             count=count,
-            now_ms=self.now(),
             lease_ms=LEASE,
             payload_budget=1_000_000,
-            limits=limits,
-            per_key=per_key,
         )
-        return [c.item["sk"] for c in claimed]
+        return self.store.claim(self.space, plan, now_ms=self.now())
 
     def job(self, job_id: str) -> Job:
         job = self.store.job(self.space, job_id, now_ms=self.now(), bodies=True)

@@ -4,6 +4,7 @@ first in first out within; delayed jobs wait for their time; only the names aske
 from __future__ import annotations
 
 from shared.machine import STRICT_AGING_MS, JobStatus
+from shared.store.port import NameClaim
 from tests.store.shelf import MINUTE, Shelf
 
 
@@ -33,7 +34,7 @@ def test_under_strict_priority_waiting_is_worth_nothing(shelf: Shelf) -> None:
     old = shelf.insert([shelf.record(aging_ms=STRICT_AGING_MS)])[0].id
     shelf.clock.advance(3 * MINUTE)
     newer = shelf.insert([shelf.record(aging_ms=STRICT_AGING_MS, priority=1)])[0].id
-    assert shelf.claim({"n": STRICT_AGING_MS}) == [newer, old]
+    assert shelf.claim({"n": NameClaim(STRICT_AGING_MS)}) == [newer, old]
 
 
 def test_a_delayed_job_is_not_claimable_before_its_time(shelf: Shelf) -> None:
@@ -60,9 +61,9 @@ def test_only_the_names_asked_for_are_claimed(shelf: Shelf) -> None:
     the store hands out none of a name it was not given."""
     paused = shelf.put("paused")
     running = shelf.put("running")
-    assert shelf.claim({"running": MINUTE}) == [running]
+    assert shelf.claim({"running": NameClaim(MINUTE)}) == [running]
     assert shelf.job(paused).status == JobStatus.PENDING
-    assert shelf.claim({"paused": MINUTE}) == [paused]
+    assert shelf.claim({"paused": NameClaim(MINUTE)}) == [paused]
 
 
 def test_a_claim_hands_out_no_more_than_its_count(shelf: Shelf) -> None:

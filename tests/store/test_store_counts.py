@@ -7,7 +7,7 @@ import random
 
 from shared.machine import JobStatus, cancel, fail
 from shared.store import keys
-from shared.store.jobs import NameLimits
+from shared.store.jobs import NameClaim
 from tests.store.shelf import KEEP, MINUTE, WINDOW, Shelf
 
 
@@ -63,9 +63,9 @@ def test_a_reservation_becomes_the_jobs_places_and_a_finish_gives_one_back(shelf
 
 
 def test_a_name_concurrency_slot_is_held_while_running_and_let_go_after(shelf: Shelf) -> None:
-    limits = {"n": NameLimits(concurrency=4)}
+    limits = {"n": NameClaim(MINUTE, concurrency=4)}
     shelf.insert([shelf.record(), shelf.record()])
-    claimed = shelf.claim(limits=limits)
+    claimed = shelf.claim(limits)
     counters = shelf.store.counters
     assert sum(counters.running(shelf.space, "n")) == 2
     shelf.complete(claimed[0])

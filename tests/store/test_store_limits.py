@@ -7,24 +7,24 @@ import pytest
 
 from shared.machine import Hold, JobStatus, Take, claim
 from shared.store.counters import Owner
-from shared.store.jobs import CounterFull, KeyHolder, NameLimits, RetryOf
+from shared.store.jobs import CounterFull, KeyHolder, NameClaim, RetryOf
 from shared.store.jobs.apply import with_takes
-from tests.store.shelf import LEASE, WINDOW, Shelf
+from tests.store.shelf import LEASE, MINUTE, WINDOW, Shelf
 
-TWO = {"n": NameLimits(concurrency=2)}
+TWO = {"n": NameClaim(MINUTE, concurrency=2)}
 
 
 def test_a_name_at_its_concurrency_hands_out_no_more(shelf: Shelf) -> None:
     ids = [i.id for i in shelf.insert([shelf.record() for _ in range(3)])]
-    assert shelf.claim(limits=TWO) == ids[:2]
-    assert shelf.claim(limits=TWO) == []
+    assert shelf.claim(TWO) == ids[:2]
+    assert shelf.claim(TWO) == []
     shelf.complete(ids[0])
-    assert shelf.claim(limits=TWO) == ids[2:]
+    assert shelf.claim(TWO) == ids[2:]
 
 
 def test_a_name_without_limits_hands_out_all_it_has(shelf: Shelf) -> None:
     ids = [i.id for i in shelf.insert([shelf.record() for _ in range(3)])]
-    assert shelf.claim(limits={"other": NameLimits(concurrency=1)}) == ids
+    assert shelf.claim({"n": NameClaim(MINUTE), "other": NameClaim(MINUTE, concurrency=1)}) == ids
 
 
 def test_a_key_at_its_per_key_concurrency_waits_while_other_keys_go(shelf: Shelf) -> None:
@@ -33,10 +33,11 @@ def test_a_key_at_its_per_key_concurrency_waits_while_other_keys_go(shelf: Shelf
         i.id for i in shelf.insert([shelf.record(concurrencyKey="k") for _ in range(2)], per_key=one)
     )
     other = shelf.insert([shelf.record(concurrencyKey="j")], per_key=one)[0].id
-    assert sorted(shelf.claim(per_key=one)) == sorted([first, other])
-    assert shelf.claim(per_key=one) == []
+    claiming = {"n": NameClaim(MINUTE, per_key_concurrency=1)}
+    assert sorted(shelf.claim(claiming)) == sorted([first, other])
+    assert shelf.claim(claiming) == []
     shelf.complete(first)
-    assert shelf.claim(per_key=one) == [second]
+    assert shelf.claim(claiming) == [second]
 
 
 def test_an_idempotency_key_is_held_while_its_job_is_unfinished(shelf: Shelf) -> None:
@@ -74,9 +75,9 @@ def test_a_retry_mark_names_the_one_job_made_from_a_failed_one(shelf: Shelf) -> 
 
 def test_a_claim_taking_a_full_slot_is_refused_with_counter_full(shelf: Shelf) -> None:
     """A claim that read free slots and lost them to another is refused in its own write."""
-    one = {"n": NameLimits(concurrency=1)}
+    one = {"n": NameClaim(MINUTE, concurrency=1)}
     first, second = (i.id for i in shelf.insert([shelf.record(), shelf.record()]))
-    assert shelf.claim(limits=one) == [first]
+    assert shelf.claim(one) == [first]
     late = with_takes(claim(attempt_before=0, now_ms=shelf.now(), lease_ms=LEASE), Take(Hold("name", 0), 1))
     before = shelf.item(second)
     with pytest.raises(CounterFull):

@@ -161,17 +161,9 @@ def test_a_claim_past_the_deadline_is_refused_and_the_claim_reports_it(shelf: Sh
     job_id = shelf.put(expiresInMs=MINUTE)
     shelf.clock.advance(MINUTE)
     refused(shelf, job_id, claim(attempt_before=0, now_ms=shelf.now(), lease_ms=LEASE))
-    found: list[str] = []
-    claimed = shelf.store.claim(
-        shelf.space,
-        {"n": MINUTE},
-        count=1,
-        now_ms=shelf.now(),
-        lease_ms=LEASE,
-        payload_budget=1_000_000,
-        on_expired=lambda item: found.append(item["sk"]),
-    )
-    assert claimed == [] and found == [job_id]
+    found = shelf.claimed(count=1)
+    claimed, expired = [j.id for j in found.claimed], [j.id for j in found.expired]
+    assert claimed == [] and expired == [job_id]
 
 
 def test_a_claim_of_a_job_before_its_ready_time_is_refused(shelf: Shelf) -> None:

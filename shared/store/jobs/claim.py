@@ -5,19 +5,20 @@ conditional write (`Transitions.apply`), which only one claim can win."""
 from __future__ import annotations
 
 import enum
+import json
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from shared.machine import Hold, Take, Transition
+from shared.machine import Hold, Job, Take, Transition
 from shared.machine import claim as claim_transition
 from shared.store import keys
-from shared.store.codec import UpdateBuilder, expired
+from shared.store.codec import UpdateBuilder, expired, job_from_item
 from shared.store.counters import Owner
 from shared.store.dynamo import ConditionFailed, Item
 from shared.store.jobs.apply import Transitions, with_takes
 from shared.store.jobs.looks import CLAIM_LOOKS_AGAIN, CLAIM_SPARE, Look, interleaved, key_of, name_of
-from shared.store.jobs.records import Claimed, Contended, CounterFull, NameLimits
+from shared.store.jobs.records import ClaimPlan, ClaimResult, Contended, CounterFull, NameClaim
 from shared.store.jobs.room import Candidates, Room, Rooms
 from shared.store.keyed import KeyLook
 
@@ -30,18 +31,16 @@ class _Claim:
     """One claim's terms, and what it has won so far."""
 
     space: str
-    names: Mapping[str, int]
+    names: Mapping[str, NameClaim]
     count: int
     now_ms: int
     lease_ms: int | None
     budget: int
     """The payload bytes it may still hand out (the first job is handed out whatever its size)."""
-    limits: Mapping[str, NameLimits]
-    per_key: Mapping[str, int | None]
-    per_key_rate: Mapping[str, tuple[int, int]]
-    on_expired: Callable[[Item], None] | None
     room: Room = field(default_factory=Room)
     won: list[Item] = field(default_factory=list)
+    expired: dict[str, Job] = field(default_factory=dict)
+    """Candidates found past their deadline, by id: not tried again by this claim."""
     lost: bool = False
     """Whether it lost a candidate to another claim (since it last looked again)."""
 
@@ -58,26 +57,13 @@ class _Missed(enum.Enum):
 
 
 class Claims(Rooms, Transitions):
-    def claim(
-        self,
-        space: str,
-        names: Mapping[str, int],
-        *,
-        count: int,
-        now_ms: int,
-        lease_ms: int | None,
-        payload_budget: int,
-        reach: Mapping[str, int] | None = None,
-        limits: Mapping[str, NameLimits] | None = None,
-        per_key: Mapping[str, int | None] | None = None,
-        per_key_rate: Mapping[str, tuple[int, int]] | None = None,
-        on_expired: Callable[[Item], None] | None = None,
-    ) -> list[Claimed]:
-        """Hand out up to `count` jobs of `names` (each with its aging interval in force), in
-        order of hand-out, each by a conditional write that only one claim can win.
+    def claim(self, space: str, plan: ClaimPlan, *, now_ms: int) -> ClaimResult:
+        """Hand out up to `plan.count` jobs of its names (each with its aging interval in
+        force), in order of hand-out, each by a conditional write that only one claim can
+        win; the jobs won, with their payloads, and what the claim found past its deadline.
 
         A name at rest has its 4 ready shards read, all of them, so the order is exact. A
-        name spread wider (`reach`, from `shared.spread`) has a random few read, and more
+        name spread wider (its `reach`, from `shared.spread`) has a random few read, and more
         only when those give too few: claims at once read different shards rather than
         race for one head. A candidate lost to another claim leaves the rest of its shard
         to that claim (this one goes on in other shards), and a claim that lost every
@@ -89,40 +75,33 @@ class Claims(Rooms, Transitions):
         loss), so claims at once try different jobs. Without races `k` is 1: the order is
         exact at rest; with them, a job is handed out from among the first `k` x count.
 
-        A name with `limits` gets no more than its room (`_fill_room`, reckoned once a claim
-        for the names its first look finds), each of its jobs taking a slot of its
-        `concurrency` in the job's own write. Keys' entries among the candidates are read
-        for their head jobs (`_expand_keys`; `per_key`: each name's `perKeyConcurrency`),
-        each of which takes a slot of its key in its own write.
+        A limited name (a `concurrency` or a `rate`) gets no more than its room
+        (`_fill_room`, reckoned once a claim for the names its first look finds), each of
+        its jobs taking a slot of its `concurrency` in the job's own write. Keys' entries
+        among the candidates are read for their head jobs (`_expand_keys`, under each
+        name's `per_key_concurrency` and `per_key_rate`), each of which takes a slot of its
+        key in its own write.
 
         A candidate past its deadline is never handed out (the claim's own write refuses
-        it); `on_expired` is given its item as the refusal found it (to cancel it), and the
-        claim goes on down the same lane: no other claim took it."""
-        run = _Claim(
-            space,
-            names,
-            count=count,
-            now_ms=now_ms,
-            lease_ms=lease_ms,
-            budget=payload_budget,
-            limits=limits or {},
-            per_key=per_key or {},
-            per_key_rate=per_key_rate or {},
-            on_expired=on_expired,
-        )
-        self._claim_looks(run, reach or {})
+        it): it is answered in `expired` as the refusal found it, for the caller to cancel,
+        and the claim goes on down the same lane (no other claim took it). A job won whose
+        stored payload cannot be parsed is answered in `unreadable`, for the caller to fail:
+        no claim could ever show it."""
+        run = _Claim(space, plan.names, plan.count, now_ms, plan.lease_ms, plan.payload_budget)
+        self._claim_looks(run)
         if run.lost:
-            self._contention.lost(space, names)
+            self._contention.lost(space, plan.names)
         else:
-            self._contention.clean(space, names)
+            self._contention.clean(space, plan.names)
         bodies = self.blobs.read_many(space, [(item, "payload") for item in run.won])
-        return [Claimed(item, body) for item, body in zip(run.won, bodies, strict=True)]
+        claimed, unreadable = _with_payloads(space, run.won, bodies)
+        return ClaimResult(claimed, list(run.expired.values()), unreadable)
 
-    def _claim_looks(self, run: _Claim, reach: Mapping[str, int]) -> None:
+    def _claim_looks(self, run: _Claim) -> None:
         """Read and claim shard by shard until the claim has its count or every shard is read;
         having lost every candidate it tried, read them all again (up to `CLAIM_LOOKS_AGAIN`)."""
         spread = self._contention.spread(run.space, run.names)
-        look = self._look(run, reach, spread)
+        look = self._look(run, spread)
         looks_again = CLAIM_LOOKS_AGAIN
         while run.left > 0:
             shards = look.shards()
@@ -136,32 +115,23 @@ class Claims(Rooms, Transitions):
             # wait behind them. Read every shard again, once more, before answering none.
             self._contention.lost(run.space, run.names)
             spread = self._contention.spread(run.space, run.names)
-            look = self._look(run, reach, spread)
+            look = self._look(run, spread)
             run.lost = False
 
-    def _look(self, run: _Claim, reach: Mapping[str, int], spread: int) -> Look:
+    def _look(self, run: _Claim, spread: int) -> Look:
         return Look(
-            self.db,
-            run.space,
-            run.names,
-            reach=reach,
-            now_ms=run.now_ms,
-            count=run.count,
-            spread=spread,
-            rng=self._rng,
+            self.db, run.space, run.names, now_ms=run.now_ms, count=run.count, spread=spread, rng=self._rng
         )
 
     def _claim_round(self, run: _Claim, rows: Candidates) -> None:
-        """Claim from one read of shards: its keys' head jobs among the rest."""
-        rows, keyed = self._expand_keys(
-            run.space,
-            rows,
-            names=run.names,
-            now_ms=run.now_ms,
-            count=run.left,
-            per_key=run.per_key,
-            per_key_rate=run.per_key_rate,
-        )
+        """Claim from one read of shards: its keys' head jobs among the rest. A job this claim
+        already found past its deadline is not tried again (read again, it is still in the
+        index until the caller cancels it)."""
+        rows, keyed = self._expand_keys(run.space, rows, names=run.names, now_ms=run.now_ms, count=run.left)
+        if run.expired:
+            rows = [(row, lane) for row, lane in rows if row["sk"] not in run.expired]
+            for look in keyed.values():
+                look.tried.update(row["sk"] for row in look.rows if row["sk"] in run.expired)
         self._take(run, rows, keyed)
         self._settle_keys(run.space, keyed, run.now_ms)
 
@@ -171,7 +141,7 @@ class Claims(Rooms, Transitions):
         `keyed` how many of each key's head jobs it read."""
         left = run.left
         self._fill_room(
-            run.space, run.room, [row for row, _ in rows], limits=run.limits, count=left, now_ms=run.now_ms
+            run.space, run.room, [row for row, _ in rows], names=run.names, count=left, now_ms=run.now_ms
         )
         chosen = self._choose(run, rows, left)
         if not chosen:
@@ -246,8 +216,7 @@ class Claims(Rooms, Transitions):
         except ConditionFailed as failed:
             if failed.item is not None and expired(failed.item, run.now_ms):
                 # Past its deadline, not taken: the lane is still this claim's to go on in.
-                if run.on_expired is not None:
-                    run.on_expired(failed.item)
+                run.expired[row["sk"]] = job_from_item(run.space, failed.item)
                 return _Missed.SKIPPED
             # Another claim won it, or it changed since the index saw it: that claim is
             # likely working down this lane (a shard, a slice, a key), so leave it the lane.
@@ -318,3 +287,17 @@ def _homeward(row: Item) -> Callable[[UpdateBuilder], None] | None:
     if home == row["gpk"]:
         return None
     return lambda update: update.set("gpk", home)
+
+
+def _with_payloads(space: str, won: list[Item], bodies: list[bytes | None]) -> tuple[list[Job], list[Job]]:
+    """The jobs won, each with its payload parsed; and apart, those whose payload cannot be."""
+    claimed: list[Job] = []
+    unreadable: list[Job] = []
+    for item, body in zip(won, bodies, strict=True):
+        try:
+            payload = None if body is None else json.loads(body)
+        except (ValueError, RecursionError):
+            unreadable.append(job_from_item(space, item))
+            continue
+        claimed.append(job_from_item(space, item, payload=payload))
+    return claimed, unreadable

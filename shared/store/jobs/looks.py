@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import random
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from shared.machine import hand_out_order
 from shared.store import keys
 from shared.store.dynamo import Dynamo, Item
+from shared.store.jobs.records import NameClaim
 from shared.store.table import READY_INDEX
 
 CLAIM_LOOKS_AGAIN = 3
@@ -31,9 +32,8 @@ class Look:
         self,
         db: Dynamo,
         space: str,
-        names: Mapping[str, int],
+        names: Mapping[str, NameClaim],
         *,
-        reach: Mapping[str, int],
         now_ms: int,
         count: int,
         spread: int,
@@ -46,8 +46,8 @@ class Look:
         self.few = min(FEW_SHARDS, count)
         self.unread: dict[str, list[str]] = {}
         self.limits: dict[str, int] = {}
-        for name in names:
-            shards = keys.ready_partitions(space, name, reach.get(name, keys.READY_SHARDS))
+        for name, terms in names.items():
+            shards = keys.ready_partitions(space, name, terms.reach)
             rng.shuffle(shards)
             self.unread[name] = shards
             # At rest, each shard is read as deep as the whole count: the order is exact.
@@ -77,7 +77,7 @@ class Look:
         found: list[tuple[int, str, Item]] = []
         now_ms = self.now_ms
         for name, partition in shards:
-            aging_ms, limit = self.names[name], self.limits[name]
+            aging_ms, limit = self.names[name].aging_ms, self.limits[name]
             rows, _ = self.db.query(
                 "gpk = :p AND gsk <= :hi",
                 vals={":p": partition, ":hi": keys.later_bound(now_ms)},
@@ -121,16 +121,16 @@ class Contention:
         self.levels: dict[tuple[str, str], tuple[int, int]] = {}
         """(space, name) -> (level, clean claims since it last changed)."""
 
-    def spread(self, space: str, names: Mapping[str, int]) -> int:
+    def spread(self, space: str, names: Iterable[str]) -> int:
         level = max((self.levels.get((space, n), (0, 0))[0] for n in names), default=0)
         return int(2**level)
 
-    def lost(self, space: str, names: Mapping[str, int]) -> None:
+    def lost(self, space: str, names: Iterable[str]) -> None:
         for name in names:
             level, _ = self.levels.get((space, name), (0, 0))
             self.levels[space, name] = (min(level + 1, MAX_SPREAD_LEVEL), 0)
 
-    def clean(self, space: str, names: Mapping[str, int]) -> None:
+    def clean(self, space: str, names: Iterable[str]) -> None:
         for name in names:
             level, clean = self.levels.get((space, name), (0, 0))
             if not level:

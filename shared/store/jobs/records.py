@@ -1,11 +1,12 @@
-"""The job store's value types: what goes in (a new job, a retry, a name's limits, a
+"""The job store's value types: what goes in (a new job, a retry, a claim's terms, a
 reservation on the space's count) and what comes out (an insert's outcome, a key's holder,
-a claimed item, a name's census), and its two refusals besides `ConditionFailed`."""
+a claim's jobs, a name's census), and its two refusals besides `ConditionFailed`."""
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from shared.machine import Hold, Job, JobStatus, Place, Progress
@@ -73,12 +74,52 @@ class RetryOf:
 
 
 @dataclass(frozen=True)
-class NameLimits:
-    """A name's counted limits in force for a claim (from its policy)."""
+class NameClaim:
+    """One name's terms in a claim, from its policy and its spread: the aging interval its
+    jobs are ordered by, how many of its ready shards are read, and the limits each job
+    handed out is counted under."""
 
+    aging_ms: int
+    reach: int = keys.READY_SHARDS
+    """The ready shards read (`shared.spread`): more than at rest only for a busy name."""
     concurrency: int | None = None
-    rate_tokens: int | None = None
-    rate_interval_ms: int | None = None
+    rate: tuple[int, int] | None = None
+    """(tokens, interval in ms): at most that many hand-outs an interval, on average."""
+    per_key_concurrency: int | None = None
+    per_key_rate: tuple[int, int] | None = None
+    """(tokens, interval in ms), for each of the name's concurrency keys."""
+
+    @property
+    def limited(self) -> bool:
+        """Whether a claim reckons the name's room first (its free slots, its rate now)."""
+        return self.concurrency is not None or self.rate is not None
+
+
+@dataclass(frozen=True)
+class ClaimPlan:
+    """A claim's terms: its names (a paused one is left out by the caller), how many jobs at
+    most, their lease (None: each job's own timeout), and the payload bytes it may hand out
+    as stored (the first job goes whatever its size)."""
+
+    names: Mapping[str, NameClaim]
+    count: int
+    lease_ms: int | None
+    payload_budget: int
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """What a claim won and what it found on the way, for the caller to settle: the store
+    neither answers nor cancels."""
+
+    claimed: list[Job] = field(default_factory=list)
+    """In order of hand-out, each running under its new lease, with its payload."""
+    expired: list[Job] = field(default_factory=list)
+    """Candidates past their deadline, never handed out (the claim's own write refused them),
+    as that refusal found them, holds and all: for the caller to cancel."""
+    unreadable: list[Job] = field(default_factory=list)
+    """Won, but their stored payload is not JSON this process can parse (one stored before
+    nesting was bounded): running, without a payload, for the caller to fail."""
 
 
 class CounterFull(Exception):
@@ -119,13 +160,6 @@ class Reservation:
 class Inserted:
     id: str
     new: bool
-
-
-@dataclass
-class Claimed:
-    item: Item
-    raw: bytes | None
-    """The payload's stored JSON, left for the caller to parse (and survive) job by job."""
 
 
 @dataclass

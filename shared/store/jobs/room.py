@@ -11,7 +11,7 @@ from shared.store.counters import slot_shares
 from shared.store.dynamo import Item
 from shared.store.jobs.looks import CLAIM_SPARE, name_of, order_of
 from shared.store.jobs.parts import Parts
-from shared.store.jobs.records import NameLimits
+from shared.store.jobs.records import NameClaim
 from shared.store.keyed import KeyLook
 
 Candidates = list[tuple[Item, str]]
@@ -40,7 +40,7 @@ class Rooms(Parts):
         room: Room,
         rows: list[Item],
         *,
-        limits: Mapping[str, NameLimits],
+        names: Mapping[str, NameClaim],
         count: int,
         now_ms: int,
     ) -> None:
@@ -53,8 +53,8 @@ class Rooms(Parts):
             name = name_of(space, row)
             wanted[name] = wanted.get(name, 0) + 1
         for name, found in wanted.items():
-            limit = limits.get(name)
-            if limit is None or name in room:
+            limit = names.get(name)
+            if limit is None or not limit.limited or name in room:
                 continue
             allowed = min(count, found)
             if limit.concurrency is not None:
@@ -63,14 +63,10 @@ class Rooms(Parts):
                 free = [max(0, share - n) for share, n in zip(shares, held, strict=True)]
                 room.shares[name], room.slots[name] = shares, free
                 allowed = min(allowed, sum(free))
-            if allowed > 0 and limit.rate_tokens is not None and limit.rate_interval_ms is not None:
+            if allowed > 0 and limit.rate is not None:
+                tokens, interval_ms = limit.rate
                 allowed = self.counters.take_rate(
-                    space,
-                    name,
-                    tokens=limit.rate_tokens,
-                    interval_ms=limit.rate_interval_ms,
-                    want=allowed,
-                    now_ms=now_ms,
+                    space, name, tokens=tokens, interval_ms=interval_ms, want=allowed, now_ms=now_ms
                 )
             room[name] = allowed
 
@@ -79,19 +75,17 @@ class Rooms(Parts):
         space: str,
         rows: Candidates,
         *,
-        names: Mapping[str, int],
+        names: Mapping[str, NameClaim],
         now_ms: int,
         count: int,
-        per_key: Mapping[str, int | None],
-        per_key_rate: Mapping[str, tuple[int, int]],
     ) -> tuple[Candidates, dict[tuple[str, str], KeyLook]]:
         """Candidates with each key entry near the head replaced by its key's head jobs, as many
         as the key has room for (its item read strongly consistent, its lane from the head),
         in order of hand-out among the rest (each key a lane of its own for `_claim_chosen`).
         A full key's entry is taken out of the lanes and its lane not read: a full key's
-        backlog costs a claim nothing. A key under a `perKeyRate` (`per_key_rate`: tokens,
-        interval) gets no more than its rate allows now, taken here; a key whose rate is used
-        up waits in the later lane until it allows one."""
+        backlog costs a claim nothing. A key under a `perKeyRate` (its name's `per_key_rate`)
+        gets no more than its rate allows now, taken here; a key whose rate is used up waits
+        in the later lane until it allows one."""
         entries = _near_entries(rows, count)
         jobs = [(r, lane) for r, lane in rows if not keys.is_key_entry(r)]
         if not entries:
@@ -104,15 +98,17 @@ class Rooms(Parts):
             if item is None or "concurrencyKey" not in item:
                 continue
             name = keys.ready_name(space, entry["gpk"])
-            look = KeyLook(name, str(item["concurrencyKey"]), per_key.get(name), item)
-            if not self._read_key(space, look, count, per_key_rate.get(name), now_ms):
+            terms = names.get(name)
+            cap, rate = (terms.per_key_concurrency, terms.per_key_rate) if terms else (None, None)
+            look = KeyLook(name, str(item["concurrencyKey"]), cap, item)
+            if not self._read_key(space, look, count, rate, now_ms):
                 continue
-            aging_ms = names.get(name, 0)
+            aging_ms = _aging(names, name)
             for row in look.rows:
                 row["name"] = name
                 found.append((order_of(row, aging_ms), row["sk"], row, f"key {name}#{look.key}"))
             looks[(name, look.key)] = look
-        found += [(order_of(r, names.get(name_of(space, r), 0)), r["sk"], r, lane) for r, lane in jobs]
+        found += [(order_of(r, _aging(names, name_of(space, r))), r["sk"], r, lane) for r, lane in jobs]
         found.sort(key=lambda f: (f[0], f[1]))
         return [(row, lane) for _, _, row, lane in found], looks
 
@@ -151,3 +147,9 @@ def _near_entries(rows: Candidates, count: int) -> list[Item]:
         if keys.is_key_entry(row):
             near.setdefault(row["pk"], row)
     return list(near.values())
+
+
+def _aging(names: Mapping[str, NameClaim], name: str) -> int:
+    """A name's aging interval in this claim (0, strict order by time, for one not in it)."""
+    terms = names.get(name)
+    return terms.aging_ms if terms is not None else 0
