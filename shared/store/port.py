@@ -107,18 +107,6 @@ class JobStorePort(Protocol):
         ...
 
 
-class JournalReads(Protocol):
-    """A job's log lines and events, as the reads ask for them (`shared.store.journal`)."""
-
-    def lines(self, space: str, job_id: str, after: int, limit: int) -> list[Line]:
-        """Lines numbered `after` and up, at most `limit`, in order."""
-        ...
-
-    def events(self, space: str, job_id: str, after: int, limit: int) -> list[Event]:
-        """Events numbered `after` and up, at most `limit`, in order."""
-        ...
-
-
 class DeliveryReads(Protocol):
     """A finished job's callback delivery, as `GET /jobs/{id}` shows it."""
 
@@ -151,7 +139,6 @@ __all__ = [
     "JobConflict",
     "JobPage",
     "JobStorePort",
-    "JournalReads",
     "KeyHolder",
     "Line",
     "NewRecord",
@@ -165,9 +152,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from shared.store.deliveries import DeliveryStore
-    from shared.store.journal import Journal
     from shared.store.spaces import SpaceStore
 
-    _journal_reads: type[JournalReads] = Journal
     _delivery_reads: type[DeliveryReads] = DeliveryStore
     _space_listing: type[SpaceListing] = SpaceStore
