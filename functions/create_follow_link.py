@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aws_lambda_powertools.event_handler import Response
 
-from shared import answers, render
+from shared import render
 from shared.http import authorize, body, entrypoint, make_app, ok
 from shared.jobs.follow import mint
 from shared.runtime import runtime
@@ -18,7 +18,7 @@ def create_follow_link(space: str, job_id: str) -> Response:
     authorize(app, "read", space)
     request = parse(NewFollowLink, body(app) if app.current_event.body else {})
     link = mint(runtime().context, space, job_id, ttl_ms=request.ttlMs, base_url=_own_address())
-    return ok(render.answer(answers.FollowLink, link), status=201)
+    return ok(render.follow_link(link), status=201)
 
 
 def _own_address() -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from aws_lambda_powertools.event_handler import CORSConfig, Response
 
-from shared import limits
+from shared import limits, render
 from shared.http import entrypoint, make_app, ok, query, query_int
 from shared.jobs.follow import follow
 from shared.runtime import runtime
@@ -22,7 +22,7 @@ def follow_job(token: str) -> Response:
     after = query_int(app, "afterSeq", default=0, low=0, high=2**31 - 1)
     wait = query_int(app, "waitMs", default=0, low=0, high=limits.MAX_FOLLOW_WAIT_MS)
     followed = follow(runtime().context, token, after_seq=after, wait_ms=wait, version=query(app, "version"))
-    return ok(followed)
+    return ok(render.followed(followed))
 
 
 lambda_handler = entrypoint(app)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aws_lambda_powertools.event_handler import Response
 
-from shared import answers, render
+from shared import render
 from shared.http import authorize, entrypoint, make_app, ok
 from shared.runtime import runtime
 
@@ -14,7 +14,7 @@ app = make_app()
 @app.get("/v1/spaces/<space>/diagnostics")
 def get_diagnostics(space: str) -> Response:
     authorize(app, "read", space)
-    return ok(render.answer(answers.Diagnostics, runtime().diagnostics.describe(space)))
+    return ok(render.diagnostics(runtime().diagnostics.describe(space)))
 
 
 lambda_handler = entrypoint(app)

@@ -1,15 +1,17 @@
-"""Why work is not running, name by name: `GET /v1/spaces/{space}/diagnostics`."""
+"""Why work is not running, name by name: `GET /v1/spaces/{space}/diagnostics`.
+
+Answers values (`NameDiagnosis`), shown by `shared.render.diagnostics`.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from shared.clock import Clock
 from shared.errors import NotFound
 from shared.machine import WAIT_REASONS, WaitReason
 from shared.policy import Policy, SpacePolicies
-from shared.store.jobs import Census, JobStore
+from shared.store.port import Census, JobStorePort
 from shared.store.spaces import SpaceStore
 
 COUNT_CAP = 10_000
@@ -17,12 +19,12 @@ COUNT_CAP = 10_000
 
 
 class Diagnostics:
-    def __init__(self, *, clock: Clock, jobs: JobStore, spaces: SpaceStore) -> None:
+    def __init__(self, *, clock: Clock, jobs: JobStorePort, spaces: SpaceStore) -> None:
         self.clock = clock
         self.jobs = jobs
         self.spaces = spaces
 
-    def describe(self, space: str) -> dict[str, Any]:
+    def describe(self, space: str) -> list[NameDiagnosis]:
         """Every name with pending jobs or a policy of its own: its counts, its policy in force,
         and the reasons its pending jobs wait now.
 
@@ -40,15 +42,16 @@ class Diagnostics:
         for name in sorted(sk.removeprefix("name#") for sk in items if sk.startswith("name#")):
             census = self.jobs.census(space, name, now, COUNT_CAP, reach=policies.spread(name).reach)
             if census.pending or name in own:
-                names.append(_name(name, census, self._limits(space, name, policies.get(name), now)))
-        return {"names": names}
+                limits = self._limits(space, name, policies.get(name), now)
+                names.append(NameDiagnosis(name, census, limits, reasons(census, limits)))
+        return names
 
     def _limits(self, space: str, name: str, policy: Policy, now: int) -> Limits:
-        counters = self.jobs.counters
-        running = sum(counters.running(space, name)) if policy.concurrency is not None else None
+        running = self.jobs.running(space, name) if policy.concurrency is not None else None
         rate = policy.rate
         used_up = rate is not None and (
-            counters.rate_until(space, name, rate.tokens, rate.interval_ms, now) is not None
+            self.jobs.rate_until(space, name, tokens=rate.tokens, interval_ms=rate.interval_ms, now_ms=now)
+            is not None
         )
         return Limits(policy, running, used_up)
 
@@ -68,17 +71,14 @@ class Limits:
         return cap is not None and self.running is not None and self.running >= cap
 
 
-def _name(name: str, census: Census, limits: Limits) -> dict[str, Any]:
-    return {
-        "name": name,
-        "pending": census.pending,
-        "claimable": census.claimable,
-        "running": limits.running,
-        "capped": census.capped,
-        "policy": limits.policy.render(),
-        "waitingOn": reasons(census, limits),
-        "oldestClaimableAtMs": census.oldest_claimable_at_ms,
-    }
+@dataclass(frozen=True)
+class NameDiagnosis:
+    """Where one name's work stands: its pending jobs counted, its limits, why they wait."""
+
+    name: str
+    census: Census
+    limits: Limits
+    waiting_on: list[WaitReason]
 
 
 def reasons(census: Census, limits: Limits) -> list[WaitReason]:

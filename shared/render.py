@@ -14,7 +14,11 @@ from shared.jobs.outcomes import Applied, Refused, Retried
 from shared.machine import AT_MOST_ONCE, Job, JobStatus
 
 if TYPE_CHECKING:
-    from shared.jobs.read import Found, Page
+    from shared.diagnostics import NameDiagnosis
+    from shared.jobs.follow import Followed, MintedLink
+    from shared.jobs.read import EventPage, Found, LinePage
+    from shared.space_list import SpacePage
+    from shared.store.port import DeliveryState, Event, JobPage, Line
 
 A = TypeVar("A", bound=answers.Answer)
 
@@ -80,14 +84,68 @@ def job(
 def found(read: Found) -> dict[str, Any]:
     """A job as `GET /jobs/{id}` shows it (`shared.jobs.read.get`)."""
     j = read.job
-    shown_delivery = delivery(read.delivery.record) if read.delivery is not None else None
+    shown_delivery = delivery(read.delivery) if read.delivery is not None else None
     waiting = waiting_on(*read.waiting_on, key=j.concurrency_key) if read.waiting_on else None
     return job(j, delivery=shown_delivery, waiting_on=waiting)
 
 
-def page(read: Page) -> dict[str, Any]:
+def page(read: JobPage) -> dict[str, Any]:
     """A page of jobs as `GET /jobs` shows it (`shared.jobs.read.page`)."""
     return answer(answers.JobPage, {"jobs": [job(j, bodies=False) for j in read.jobs], "cursor": read.cursor})
+
+
+def line(shown: Line) -> dict[str, Any]:
+    """One log line: `source` and `metadata` only when it has them."""
+    fields: dict[str, Any] = {"seq": shown.seq, "level": shown.level, "message": shown.message}
+    if shown.source is not None:
+        fields["source"] = shown.source
+    if shown.metadata is not None:
+        fields["metadata"] = shown.metadata
+    return fields | {"atMs": shown.at_ms}
+
+
+def event(shown: Event) -> dict[str, Any]:
+    return {"seq": shown.seq, "atMs": shown.at_ms, "event": shown.event}
+
+
+def lines(read: LinePage) -> dict[str, Any]:
+    """A page of a job's log lines (`shared.jobs.read.lines`)."""
+    return answer(answers.LinePage, {"lines": [line(x) for x in read.lines], "cursor": read.cursor})
+
+
+def events(read: EventPage) -> dict[str, Any]:
+    """A page of a job's events (`shared.jobs.read.events`)."""
+    return answer(answers.EventPage, {"events": [event(x) for x in read.events], "cursor": read.cursor})
+
+
+def follow_link(link: MintedLink) -> dict[str, Any]:
+    """A follow link just made (`shared.jobs.follow.mint`)."""
+    return answer(
+        answers.FollowLink, {"url": link.url, "token": link.token, "expiresAtMs": link.expires_at_ms}
+    )
+
+
+def followed(read: Followed) -> dict[str, Any]:
+    """A job as its follower sees it (`shared.jobs.follow.follow`): never its payload, key,
+    callback or events; its result once completed, its error once failed or stalled."""
+    j = read.job
+    fields: dict[str, Any] = {
+        "id": j.id,
+        "name": j.name,
+        "status": j.status.value,
+        "attempt": j.attempt,
+        "progress": (
+            answers.Progress(percent=j.progress.percent, message=j.progress.message) if j.progress else None
+        ),
+        "createdAtMs": j.created_at_ms,
+        "finishedAtMs": j.finished_at_ms,
+    }
+    if j.status == JobStatus.COMPLETED:
+        fields["result"] = j.result
+    elif j.status in (JobStatus.FAILED, JobStatus.STALLED) and j.error is not None:
+        fields["error"] = j.error
+    fields |= {"lines": [line(x) for x in read.lines], "nextSeq": read.next_seq, "version": read.version}
+    return answer(answers.FollowedJob, fields)
 
 
 def callback(j: Job, delivery: answers.Delivery | None = None) -> answers.Callback | None:
@@ -100,16 +158,19 @@ def callback(j: Job, delivery: answers.Delivery | None = None) -> answers.Callba
     return answers.Callback(url=j.callback.url, headers=headers, delivery=delivery)
 
 
-def delivery(item: dict[str, Any] | None) -> answers.Delivery:
+def delivery(state: DeliveryState) -> answers.Delivery:
     """A finished job's callback delivery: PENDING (until delivered or given up), DELIVERED, GAVE_UP."""
-    if item is None:
-        return answers.Delivery(state="PENDING", attempts=0)
-    shown = {"state": item["state"], "attempts": item["attempts"]}
-    for field in ("lastStatus", "lastError", "lastAttemptAtMs", "deliveredAtMs"):
-        if item.get(field) is not None:
-            shown[field] = item[field]
-    if item["state"] == "PENDING":
-        shown["nextAtMs"] = item["nextAtMs"]
+    shown: dict[str, Any] = {"state": state.state, "attempts": state.attempts}
+    for field, value in (
+        ("lastStatus", state.last_status),
+        ("lastError", state.last_error),
+        ("lastAttemptAtMs", state.last_attempt_at_ms),
+        ("deliveredAtMs", state.delivered_at_ms),
+    ):
+        if value is not None:
+            shown[field] = value
+    if state.state == "PENDING" and state.next_at_ms is not None:
+        shown["nextAtMs"] = state.next_at_ms
     return answers.Delivery.model_validate(shown)
 
 
@@ -151,3 +212,27 @@ def outcome(o: Applied | Refused | Retried) -> dict[str, Any]:
 def outcomes(model: type[A], each: Sequence[Applied | Refused | Retried]) -> dict[str, Any]:
     """A request's outcomes, one per job in the order sent, as `model` shows them."""
     return answer(model, {"outcomes": [outcome(o) for o in each]})
+
+
+def spaces(read: SpacePage) -> dict[str, Any]:
+    """The spaces a token may use (`shared.space_list.page`)."""
+    shown = [{"name": s.name, "inFlight": s.in_flight} for s in read.spaces]
+    return answer(answers.SpaceList, {"spaces": shown, "cursor": read.cursor})
+
+
+def diagnostics(names: list[NameDiagnosis]) -> dict[str, Any]:
+    """Each name's pending work, its policy, and why it waits (`shared.diagnostics`)."""
+    shown = [
+        {
+            "name": n.name,
+            "pending": n.census.pending,
+            "claimable": n.census.claimable,
+            "running": n.limits.running,
+            "capped": n.census.capped,
+            "policy": n.limits.policy.render(),
+            "waitingOn": n.waiting_on,
+            "oldestClaimableAtMs": n.census.oldest_claimable_at_ms,
+        }
+        for n in names
+    ]
+    return answer(answers.Diagnostics, {"names": shown})

@@ -5,8 +5,8 @@
 is refused), `cancel`, `read` (get, list, lines, events), `retry`, `notify`,
 `deadlines`, `follow`. Each decides with `shared.machine` and persists with
 `shared.store`; the Lambda handlers (`functions/`) parse the request, call one of these
-with `shared.runtime`'s context, and render what it answers (`shared.jobs.outcomes`,
-`read.Found`, `read.Page`) with `shared.render`. A use case that needs another calls its
+with `shared.runtime`'s context, and render what it answers (`shared.jobs.outcomes`, the
+values of `read` and `follow`) with `shared.render`. A use case that needs another calls its
 function with the same context (a retry and a notice are creates): none holds another's
 object to reach through it.
 """

@@ -11,8 +11,10 @@ id, which the follower sees anyway.
 Following waits like a claim does: the job item is read (eventually consistent, half a
 read unit: a job item is kept to about 1 KiB) with pauses that grow to a second,
 until its version differs from the follower's or the wait ends. A version is a digest of
-what a follower sees (status, attempt, progress, finish, line count), so it changes
-exactly when there is something new to show, with nothing stored to keep it.
+what a follower sees (status, attempt, progress, finish, line count), made by the store
+from what it read (`JobStore.watched`), so it changes exactly when there is something
+new to show, with nothing stored to keep it. The use case answers values (`MintedLink`,
+`Followed`); the handlers render them (`shared.render`).
 """
 
 from __future__ import annotations
@@ -20,20 +22,16 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import re
 from dataclasses import dataclass
-from typing import Any
 
-from shared import answers, limits, render
+from shared import limits
 from shared.errors import NotFound, Unauthenticated
 from shared.ids import is_ulid
 from shared.jobs.context import Context
-from shared.machine import JobStatus
+from shared.machine import Job
 from shared.schema import SPACE_PATTERN
-from shared.store import keys
-from shared.store.codec import job_from_item, purged
-from shared.store.dynamo import Item
+from shared.store.port import Line, Watched
 
 FORMAT = "v1"
 """The token's layout and what its mac covers; a new layout gets a new prefix."""
@@ -54,18 +52,40 @@ class Link:
     expires_at_ms: int
 
 
+@dataclass(frozen=True)
+class MintedLink:
+    url: str
+    """`GET /v1/follow/{token}` on the API's own address."""
+    token: str
+    expires_at_ms: int
+
+
+@dataclass(frozen=True)
+class Followed:
+    """A job as its follower sees it (`shared.render.followed` shows it)."""
+
+    job: Job
+    """Without payload; with its result (completed) or its error (failed, stalled)."""
+    lines: list[Line]
+    """Its log lines from the follower's `afterSeq` on, at most `PAGE_LINES`."""
+    next_seq: int
+    version: str
+    """Changes whenever what a follower is shown does (`JobStore.watched`)."""
+
+
 # -- links ------------------------------------------------------------------------
 
 
-def mint(ctx: Context, space: str, job_id: str, *, ttl_ms: int, base_url: str) -> dict[str, Any]:
+def mint(ctx: Context, space: str, job_id: str, *, ttl_ms: int, base_url: str) -> MintedLink:
     """A link to follow the job for `ttl_ms`; the job must exist now."""
-    _item(ctx, space, job_id)
+    if ctx.jobs.job(space, job_id, now_ms=ctx.clock.now_ms()) is None:
+        raise NotFound(f"job {job_id} does not exist in space {space}")
     key = ctx.secrets.get(SECRET, create=True)
     assert key is not None
     expires = ctx.clock.now_ms() + ttl_ms
     fields = f"{FORMAT}.{space}.{job_id}.{expires}"
     token = f"{fields}.{_mac(key, fields)}"
-    return {"url": f"{base_url}/v1/follow/{token}", "token": token, "expiresAtMs": expires}
+    return MintedLink(f"{base_url}/v1/follow/{token}", token, expires)
 
 
 def open_link(ctx: Context, token: str) -> Link:
@@ -85,7 +105,7 @@ def open_link(ctx: Context, token: str) -> Link:
     return Link(space, job_id, int(expires))
 
 
-def follow(ctx: Context, token: str, *, after_seq: int, wait_ms: int, version: str | None) -> dict[str, Any]:
+def follow(ctx: Context, token: str, *, after_seq: int, wait_ms: int, version: str | None) -> Followed:
     """The job as its follower sees it, with its lines from `after_seq`. Given the
     `version` of the last answer, waits up to `wait_ms` for the job to change.
 
@@ -94,13 +114,13 @@ def follow(ctx: Context, token: str, *, after_seq: int, wait_ms: int, version: s
     holder whose capability has ended."""
     link = open_link(ctx, token)
     deadline = min(ctx.clock.now_ms() + min(wait_ms, limits.MAX_FOLLOW_WAIT_MS), link.expires_at_ms)
-    item = _item(ctx, link.space, link.job_id, consistent=False)
+    watched = first = _watched(ctx, link, seen=None)
     # Lines already there (the last answer was a full page, or they landed after the job's
     # write it saw) answer at once.
-    lines = _lines(ctx, link, item, after_seq)
+    lines = _lines(ctx, link, watched.job, after_seq)
     # The claims' pauses (`shared.config`): how soon, and at most how late, a change is seen.
     pause = ctx.config.poll_ms
-    while version is not None and not lines and _version(item) == version:
+    while version is not None and not lines and watched.version == version:
         now = ctx.clock.now_ms()
         if now >= deadline:
             break
@@ -108,78 +128,29 @@ def follow(ctx: Context, token: str, *, after_seq: int, wait_ms: int, version: s
         pause = min(pause * 2, ctx.config.poll_max_ms)
         if ctx.clock.now_ms() >= link.expires_at_ms:
             raise Unauthenticated(_EXPIRED)
-        item = _item(ctx, link.space, link.job_id, consistent=False)
-        if _version(item) != version:
-            lines = _lines(ctx, link, item, after_seq)
-    return _answer(ctx, link, item, lines, after_seq)
+        watched = _watched(ctx, link, seen=version)
+        if watched.version != version:
+            lines = _lines(ctx, link, watched.job, after_seq)
+    if not watched.outcome:
+        # Unchanged since the first read (a finished job's value is read once a wait, not
+        # once a look): that read shows the same, with its result or error.
+        watched = first
+    return Followed(watched.job, lines, lines[-1].seq + 1 if lines else after_seq, watched.version)
 
 
-def _lines(ctx: Context, link: Link, item: Item, after_seq: int) -> list[dict[str, Any]]:
-    if item.get("lineCount", 0) <= after_seq:
+def _watched(ctx: Context, link: Link, *, seen: str | None) -> Watched:
+    watched = ctx.jobs.watched(link.space, link.job_id, now_ms=ctx.clock.now_ms(), seen=seen)
+    if watched is None:
+        raise NotFound(f"job {link.job_id} does not exist in space {link.space}")
+    return watched
+
+
+def _lines(ctx: Context, link: Link, job: Job, after_seq: int) -> list[Line]:
+    if job.line_count <= after_seq:
         return []
-    out = []
-    for seq, line in ctx.journal.lines(link.space, link.job_id, after_seq, PAGE_LINES):
-        shown = {"seq": seq, **line}
-        if "metadata" in shown:
-            shown["metadata"] = json.loads(shown["metadata"])
-        out.append(shown)
-    return out
-
-
-def _answer(
-    ctx: Context, link: Link, item: Item, lines: list[dict[str, Any]], after_seq: int
-) -> dict[str, Any]:
-    status = JobStatus(item["status"])
-    job = job_from_item(link.space, item)
-    fields: dict[str, Any] = {
-        "id": job.id,
-        "name": job.name,
-        "status": status.value,
-        "attempt": job.attempt,
-        "progress": (
-            answers.Progress(percent=job.progress.percent, message=job.progress.message)
-            if job.progress
-            else None
-        ),
-        "createdAtMs": job.created_at_ms,
-        "finishedAtMs": job.finished_at_ms,
-    }
-    if status == JobStatus.COMPLETED:
-        (result,) = ctx.jobs.blobs.read_many(link.space, [(item, "result")])
-        fields["result"] = json.loads(result) if result is not None else None
-    elif status in (JobStatus.FAILED, JobStatus.STALLED):
-        (error,) = ctx.jobs.blobs.read_many(link.space, [(item, "error")])
-        if error is not None:
-            fields["error"] = error.decode()
-    fields |= {
-        "lines": lines,
-        "nextSeq": lines[-1]["seq"] + 1 if lines else after_seq,
-        "version": _version(item),
-    }
-    return render.answer(answers.FollowedJob, fields)
-
-
-def _item(ctx: Context, space: str, job_id: str, *, consistent: bool = True) -> Item:
-    item = ctx.jobs.db.get(keys.job(space, job_id), consistent=consistent)
-    if item is None and not consistent:
-        item = ctx.jobs.db.get(keys.job(space, job_id), consistent=True)  # made a moment ago
-    if item is None or purged(item, ctx.clock.now_ms()):
-        raise NotFound(f"job {job_id} does not exist in space {space}")
-    return item
+    return ctx.journal.lines(link.space, link.job_id, after_seq, PAGE_LINES)
 
 
 def _mac(key: bytes, fields: str) -> str:
     digest = hmac.new(key, fields.encode(), hashlib.sha256).digest()
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
-
-
-def _version(item: Item) -> str:
-    """What a follower sees of the job, digested: it differs whenever there is news."""
-    seen = [
-        item["status"],
-        item["attempt"],
-        item.get("progress"),
-        item.get("finishedAtMs"),
-        item.get("lineCount", 0),
-    ]
-    return hashlib.sha256(json.dumps(seen, default=str, sort_keys=True).encode()).hexdigest()[:16]

@@ -2,20 +2,22 @@
 space's jobs, a job's log lines and events.
 
 Reads only: nothing here writes. A job past its retention (`Job.purged`) is not found, even
-while its item lingers until DynamoDB's TTL removes it (`JobStore.job`).
+while its item lingers until DynamoDB's TTL removes it (`JobStore.job`). Each answers a
+value (`Found`, `JobPage`, `LinePage`, `EventPage`) that `shared.render` shows.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any
 
 from shared.errors import InvalidArgument, NotFound
 from shared.ids import is_ulid
 from shared.jobs.context import Context
 from shared.machine import Job, JobStatus, NameState, WaitReason, waiting_on
-from shared.store.dynamo import Item
+from shared.store.port import DeliveryState, Event, JobPage, Line
+
+PENDING_DELIVERY = DeliveryState(state="PENDING", attempts=0)
+"""A finished job's delivery before its first try is recorded."""
 
 
 @dataclass(frozen=True)
@@ -23,31 +25,31 @@ class Found:
     """One job as a read found it, with what the API shows beside it."""
 
     job: Job
-    delivery: Delivery | None = None
+    delivery: DeliveryState | None = None
     """A finished job's callback delivery (None: the job has no callback, or is unfinished)."""
     waiting_on: tuple[WaitReason, int | None] | None = None
     """What a pending job waits on, and until when where that is known."""
 
 
 @dataclass(frozen=True)
-class Delivery:
-    record: Item | None
-    """The delivery's record (None: no try recorded yet)."""
+class LinePage:
+    lines: list[Line]
+    cursor: str | None
+    """The next `seq` to ask from (None: nothing more yet)."""
 
 
 @dataclass(frozen=True)
-class Page:
-    jobs: list[Job]
-    """Newest first, without payloads or results."""
+class EventPage:
+    events: list[Event]
     cursor: str | None
-    """Where the next page starts (None: this is the last)."""
+    """The next `seq` to ask from (None: nothing more yet)."""
 
 
 def get(ctx: Context, space: str, job_id: str) -> Found:
     job = _job(ctx, space, job_id, bodies=True)
     delivery = None
     if job.callback is not None and job.status.is_final:
-        delivery = Delivery(ctx.deliveries.get(space, job_id))
+        delivery = ctx.deliveries.state(space, job_id) or PENDING_DELIVERY
     reason = None
     if job.status == JobStatus.PENDING:
         now = ctx.clock.now_ms()
@@ -65,18 +67,21 @@ def name_state(
     read now), its rate (when it next allows a hand-out); and for a job with a
     `concurrencyKey`, whether its key has `perKeyConcurrency` jobs running."""
     policy = ctx.policies.get(space, name)
-    counters = ctx.jobs.counters
-    full = policy.concurrency is not None and sum(counters.running(space, name)) >= policy.concurrency
+    jobs = ctx.jobs
+    full = policy.concurrency is not None and jobs.running(space, name) >= policy.concurrency
     until = None
     if policy.rate is not None:
-        until = counters.rate_until(space, name, policy.rate.tokens, policy.rate.interval_ms, now)
+        until = jobs.rate_until(
+            space, name, tokens=policy.rate.tokens, interval_ms=policy.rate.interval_ms, now_ms=now
+        )
     key_full, key_until = False, None
     cap, key_rate = policy.per_key_concurrency, policy.per_key_rate
     if concurrency_key is not None and cap is not None:
-        key_full = ctx.jobs.key_entries.running(space, name, concurrency_key) >= cap
+        key_full = jobs.key_running(space, name, concurrency_key) >= cap
     if concurrency_key is not None and key_rate is not None:
-        rate = (key_rate.tokens, key_rate.interval_ms)
-        key_until = ctx.jobs.key_entries.rate_until(space, name, concurrency_key, rate, now)
+        key_until = jobs.key_rate_until(
+            space, name, concurrency_key, tokens=key_rate.tokens, interval_ms=key_rate.interval_ms, now_ms=now
+        )
     return NameState(
         paused=policy.paused,
         at_concurrency=full,
@@ -88,43 +93,28 @@ def name_state(
 
 def page(
     ctx: Context, space: str, *, status: JobStatus | None, name: str | None, limit: int, cursor: str | None
-) -> Page:
+) -> JobPage:
+    """Newest first, without payloads or results; the cursor is the last job's id."""
     if cursor is not None and not is_ulid(cursor):
         raise InvalidArgument("cursor: is not a cursor this API gave")
     now = ctx.clock.now_ms()
-    rows = ctx.jobs.page(space, before=cursor, limit=limit + 1, status=status, name=name, now_ms=now)
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return Page([ctx.jobs.load(space, r, bodies=False) for r in rows], rows[-1]["sk"] if more else None)
+    return ctx.jobs.jobs_page(space, before=cursor, limit=limit, status=status, name=name, now_ms=now)
 
 
-def lines(ctx: Context, space: str, job_id: str, *, cursor: str | None, limit: int) -> dict[str, Any]:
+def lines(ctx: Context, space: str, job_id: str, *, cursor: str | None, limit: int) -> LinePage:
     job = _job(ctx, space, job_id)
     after = _seq_cursor(cursor)
     found = ctx.journal.lines(space, job_id, after, limit)
-    lines = []
-    for seq, line in found:
-        shown = {"seq": seq, **line}
-        if "metadata" in shown:
-            shown["metadata"] = json.loads(shown["metadata"])
-        lines.append(shown)
-    next_seq = found[-1][0] + 1 if found else after
-    return {
-        "lines": lines,
-        "cursor": _next_cursor(next_seq, job.line_count, len(found) == limit),
-    }
+    next_seq = found[-1].seq + 1 if found else after
+    return LinePage(found, _next_cursor(next_seq, job.line_count, len(found) == limit))
 
 
-def events(ctx: Context, space: str, job_id: str, *, cursor: str | None, limit: int) -> dict[str, Any]:
+def events(ctx: Context, space: str, job_id: str, *, cursor: str | None, limit: int) -> EventPage:
     job = _job(ctx, space, job_id)
     after = _seq_cursor(cursor)
-    rows = ctx.journal.events(space, job_id, after, limit)
-    events = [{"seq": int(r["sk"]), "atMs": r["atMs"], "event": json.loads(r["body"])} for r in rows]
-    next_seq = events[-1]["seq"] + 1 if events else after
-    return {
-        "events": events,
-        "cursor": _next_cursor(next_seq, job.event_count, len(rows) == limit),
-    }
+    found = ctx.journal.events(space, job_id, after, limit)
+    next_seq = found[-1].seq + 1 if found else after
+    return EventPage(found, _next_cursor(next_seq, job.event_count, len(found) == limit))
 
 
 def _job(ctx: Context, space: str, job_id: str, *, bodies: bool = False) -> Job:

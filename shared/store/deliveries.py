@@ -174,3 +174,35 @@ class DeliveryStore:
                 "ttl": ttl_seconds(now_ms + TOMBSTONE_MS),
             }
         )
+
+    # -- reads: a job's delivery as the API shows it ------------------------------------
+
+    def state(self, space: str, job_id: str) -> DeliveryState | None:
+        """Where the job's callback delivery stands (None: no record yet)."""
+        item = self.db.get(keys.delivery(space, job_id))
+        if item is None:
+            return None
+        return DeliveryState(
+            state=item["state"],
+            attempts=item.get("attempts", 0),
+            last_status=item.get("lastStatus"),
+            last_error=item.get("lastError"),
+            last_attempt_at_ms=item.get("lastAttemptAtMs"),
+            delivered_at_ms=item.get("deliveredAtMs"),
+            next_at_ms=item.get("nextAtMs"),
+        )
+
+
+class DeliveryState(NamedTuple):
+    """A callback delivery's record: PENDING (until delivered or given up), DELIVERED,
+    GAVE_UP; REMOVED once its job is (a tombstone)."""
+
+    state: str
+    attempts: int
+    last_status: int | None = None
+    """The receiver's HTTP status, when it answered."""
+    last_error: str | None = None
+    last_attempt_at_ms: int | None = None
+    delivered_at_ms: int | None = None
+    next_at_ms: int | None = None
+    """Pending: when it is tried next."""

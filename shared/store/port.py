@@ -16,11 +16,13 @@ point 1).
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from shared.machine import Job, Transition
+from shared.machine import Job, JobStatus, Transition
 from shared.store.blobs import Packed
 from shared.store.counters import Owner
+from shared.store.deliveries import DeliveryState
+from shared.store.jobs.pages import JobPage, Watched
 from shared.store.jobs.records import (
     Census,
     ClaimPlan,
@@ -31,6 +33,7 @@ from shared.store.jobs.records import (
     NewRecord,
     ReportExtras,
 )
+from shared.store.journal import Event, Line
 
 
 class JobStorePort(Protocol):
@@ -91,17 +94,95 @@ class JobStorePort(Protocol):
         no claim can read, which the caller settles."""
         ...
 
+    # reads: a page of jobs, a followed job, where a name's counted limits stand
+    def jobs_page(
+        self,
+        space: str,
+        *,
+        before: str | None,
+        limit: int,
+        status: JobStatus | None,
+        name: str | None,
+        now_ms: int,
+    ) -> JobPage:
+        """Up to `limit` jobs newest first, ids below `before`, filtered by `status` and
+        `name` if given, without bodies; with the cursor of the next page."""
+        ...
+
+    def watched(self, space: str, job_id: str, *, now_ms: int, seen: str | None = None) -> Watched | None:
+        """The job as its follower sees it, with a version that changes whenever what it is
+        shown does; a finished job with its result or error unless its version is `seen`.
+        None: there is none, or it is past its retention."""
+        ...
+
+    def running(self, space: str, name: str) -> int:
+        """The name's jobs running now, by its slots (kept under a `concurrency` only)."""
+        ...
+
+    def rate_until(self, space: str, name: str, *, tokens: int, interval_ms: int, now_ms: int) -> int | None:
+        """When the name's rate next allows a hand-out, if it allows none now."""
+        ...
+
+    def key_running(self, space: str, name: str, key: str) -> int:
+        """The jobs of the name's concurrency key running now."""
+        ...
+
+    def key_rate_until(
+        self, space: str, name: str, key: str, *, tokens: int, interval_ms: int, now_ms: int
+    ) -> int | None:
+        """When the key's `perKeyRate` next allows a hand-out, if it allows none now."""
+        ...
+
+
+class DeliveryReads(Protocol):
+    """A finished job's callback delivery, as `GET /jobs/{id}` shows it."""
+
+    def state(self, space: str, job_id: str) -> DeliveryState | None:
+        """Where the delivery stands (None: no record of it yet)."""
+        ...
+
+
+class SpaceListing(Protocol):
+    """The spaces listed (`shared.store.spaces`), as `GET /v1/spaces` pages them."""
+
+    def listed_after(self, after: str | None, limit: int) -> tuple[list[str], bool]:
+        """Up to `limit` spaces in name order after `after`, and whether more follow."""
+        ...
+
+    def listed_among(self, spaces: frozenset[str]) -> set[str]:
+        """Those of `spaces` that exist."""
+        ...
+
+    def in_flight_of(self, spaces: list[str]) -> dict[str, int | None]:
+        """Each space's unfinished jobs counted against its `maxInFlight` (None: no cap)."""
+        ...
+
 
 __all__ = [
     "Census",
     "ClaimPlan",
     "ClaimResult",
+    "DeliveryReads",
+    "DeliveryState",
+    "Event",
     "JobConflict",
+    "JobPage",
     "JobStorePort",
     "KeyHolder",
+    "Line",
     "NameClaim",
     "NewRecord",
     "Owner",
     "Packed",
     "ReportExtras",
+    "SpaceListing",
+    "Watched",
 ]
+
+
+if TYPE_CHECKING:
+    from shared.store.deliveries import DeliveryStore
+    from shared.store.spaces import SpaceStore
+
+    _delivery_reads: type[DeliveryReads] = DeliveryStore
+    _space_listing: type[SpaceListing] = SpaceStore

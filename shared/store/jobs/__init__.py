@@ -11,6 +11,7 @@ Split by mechanism, one module each, composed into `JobStore`:
 | `parts` | what every mechanism works with (table, blobs, books, counters, keys' entries) |
 | `insert` | new jobs: plain, in transactions, under a reservation, holding a key or mark |
 | `read` | items by id, a space's page, a name's unclaimed jobs and census, `forget` |
+| `pages` | the read use cases' reads in domain values: a page of jobs, a followed job, a name's counts |
 | `apply` | one transition as one conditional write, or a transaction with its counters |
 | `looks` | a claim's reading of the ready shards, and its memory of racing claims |
 | `room` | a claim's room: limited names' slots and rate, keys' head jobs |
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from shared.store.jobs.claim import Claims
 from shared.store.jobs.insert import TRANSACTION_ACTIONS, TRANSACTION_BYTES, Inserts, transaction_groups
+from shared.store.jobs.pages import Pages
 from shared.store.jobs.read import Reads
 from shared.store.jobs.records import (
     Census,
@@ -68,7 +70,7 @@ __all__ = [
 ]
 
 
-class JobStore(Inserts, Reads, Claims):
+class JobStore(Inserts, Reads, Pages, Claims):
     """The job items of every space: `insert`, the reads, `claim` and `apply`."""
 
 
