@@ -12,11 +12,6 @@ answer and its `extra`/`stored`/`held`, `claim`'s `Claimed.item`, `get_item`, `i
 `page`, `load`, `forget`; `insert`, whose `key_released` is asked about a `KeyHolder`, still
 takes `NewRecord`s): each joins the port as its callers move to `shared/jobs/` (issue 18,
 point 1).
-
-The stores beside it have ports of their own, each what its callers ask: a space's
-settings, policies and listing (`SpaceStorePort`), tokens (`TokenStorePort`), lines and
-events (`JournalPort`), the service's secrets (`SecretsPort`) and names' spreads
-(`SpreadStorePort`); the concrete stores are checked against them at the end.
 """
 
 from __future__ import annotations
@@ -27,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from shared.machine import Job, Transition
 from shared.store.blobs import Packed
 from shared.store.counters import Owner
-from shared.store.jobs.records import Census, JobConflict, KeyHolder, NewRecord, ReportExtras, Reservation
+from shared.store.jobs import Reservation
+from shared.store.jobs.records import Census, JobConflict, KeyHolder, NewRecord, ReportExtras
 from shared.store.policies import Policy, Rate, SpacePolicies
 from shared.store.settings import Destination, Kind, Settings
 from shared.store.spaces import SpaceState
@@ -74,6 +70,10 @@ class JobStorePort(Protocol):
     def census(self, space: str, name: str, now_ms: int, cap: int, *, reach: int = ...) -> Census:
         """The pending jobs of `name`, by where they stand, up to `cap`."""
         ...
+
+
+# -- the stores beside the job store (spaces, tokens, journal, secrets, spreads): each
+# port is what its callers ask, in values; the concrete stores are checked at the end.
 
 
 class SpaceStorePort(Protocol):
