@@ -24,7 +24,7 @@ from shared.clock import Clock
 from shared.errors import NotFound, PermissionDenied, Unauthenticated
 from shared.ids import IdGenerator
 from shared.schema import NewToken
-from shared.store.tokens import TokenStore
+from shared.store.port import TokenRecord, TokenStorePort
 
 SCOPES = ("create", "read", "work", "admin")
 CACHE_MS = 5_000
@@ -53,7 +53,7 @@ def _hash(secret: str) -> str:
 
 
 class Tokens:
-    def __init__(self, store: TokenStore, clock: Clock, dev_token: str | None = None) -> None:
+    def __init__(self, store: TokenStorePort, clock: Clock, dev_token: str | None = None) -> None:
         self.store = store
         self.clock = clock
         self.dev_token = dev_token
@@ -86,14 +86,12 @@ class Tokens:
             raise Unauthenticated("Authorization: the token is not valid")
         secret = _hash(parts[2])
         record = self.store.get(parts[1], consistent=False)
-        if record is None or not hmac.compare_digest(secret, record["hash"]):
+        if record is None or not hmac.compare_digest(secret, record.hash):
             record = self.store.get(parts[1], consistent=True)
-        if record is None or not hmac.compare_digest(secret, record["hash"]):
+        if record is None or not hmac.compare_digest(secret, record.hash):
             raise Unauthenticated("Authorization: the token is not valid")
-        spaces = record.get("spaces")
-        return Caller(
-            parts[1], frozenset(record["scopes"]), frozenset(spaces) if spaces is not None else None
-        )
+        spaces = record.spaces
+        return Caller(parts[1], frozenset(record.scopes), frozenset(spaces) if spaces is not None else None)
 
     def authorize(self, authorization: str | None, scope: str, space: str | None) -> Caller:
         return self.permit(self.authenticate(authorization), scope, space)
@@ -108,18 +106,19 @@ class Tokens:
         now = self.clock.now_ms()
         token_id = self._ids.new(now).lower()
         secret = secrets.token_hex(32)
-        record = {
-            "name": request.name,
-            "scopes": sorted(set(request.scopes)),
-            "spaces": sorted(set(request.spaces)) if request.spaces is not None else None,
-            "hash": _hash(secret),
-            "createdAtMs": now,
-        }
-        self.store.put(token_id, record)
-        return {"token": f"emit_{token_id}_{secret}", **self._render(token_id, record)}
+        record = TokenRecord(
+            id=token_id,
+            name=request.name,
+            scopes=tuple(sorted(set(request.scopes))),
+            spaces=tuple(sorted(set(request.spaces))) if request.spaces is not None else None,
+            hash=_hash(secret),
+            created_at_ms=now,
+        )
+        self.store.put(record)
+        return {"token": f"emit_{token_id}_{secret}", **self._render(record)}
 
     def list(self) -> list[dict[str, Any]]:
-        return [self._render(item["sk"], item) for item in self.store.all()]
+        return [self._render(record) for record in self.store.all()]
 
     def revoke(self, token_id: str) -> None:
         self._checked = {h: (at, c) for h, (at, c) in self._checked.items() if c.token_id != token_id}
@@ -127,11 +126,11 @@ class Tokens:
             raise NotFound(f"token {token_id} does not exist")
 
     @staticmethod
-    def _render(token_id: str, record: dict[str, Any]) -> dict[str, Any]:
+    def _render(record: TokenRecord) -> dict[str, Any]:
         return {
-            "id": token_id,
-            "name": record.get("name"),
-            "scopes": record["scopes"],
-            "spaces": record.get("spaces"),
-            "createdAtMs": record["createdAtMs"],
+            "id": record.id,
+            "name": record.name,
+            "scopes": list(record.scopes),
+            "spaces": list(record.spaces) if record.spaces is not None else None,
+            "createdAtMs": record.created_at_ms,
         }

@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 
 from shared import limits
-from shared.store import keys
 
 _SAME: Any = object()
 
@@ -132,8 +131,8 @@ class Config(BaseModel):
     book_shards: Annotated[
         int,
         Env("EMIT_BOOK_SHARDS", local=16, local_why="every tick, each second, reads every partition"),
-    ] = Field(keys.BOOK_SHARDS, ge=1)
-    """The partitions of the lease and deadline books (`keys.BOOK_SHARDS` says why so
+    ] = Field(limits.BOOK_SHARDS, ge=1)
+    """The partitions of the lease and deadline books (`limits.BOOK_SHARDS` says why so
     many). Never lower it in a deployed stack: a request of the old code could still file
     a bucket where the clock no longer looks."""
 

@@ -1,4 +1,5 @@
-"""The contract's numbers, named once."""
+"""The contract's numbers, named once, and the few numbers of the table's layout that the
+domain reads too (its spreads: ready shards, books)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,19 @@ DEFAULT_UNCLAIMED_MS = 7 * DAY_MS
 DEFAULT_MAX_EVENTS = 1_000
 DEFAULT_COMPLETED_RETENTION_MS = 7 * DAY_MS
 DEFAULT_FAILED_RETENTION_MS = 30 * DAY_MS
+
+# The table's spread, which the domain reads too: a name's ready shards (`shared.spread`)
+# and the clock's books (`shared.config`). The store names them in `shared.store.keys`.
+READY_SHARDS = 4
+"""A name's ready shards at rest: what every name has until its load asks for more."""
+MAX_READY_SHARDS = 64
+"""The most a name spreads over: 2 index writes a job, 500 jobs/s a shard, so 64 shards
+hold 10,000 jobs/s at a third of their limit. Widths are powers of two from 4 to this."""
+BOOK_SHARDS = 256
+"""The partitions of each book (`shared.store.books`: the lease book, the deadline book) on
+AWS, shared by every space: a claim request (or a create request with deadlines) puts one
+bucket and the clock deletes it, 2 write units a request. At 10,000 requests a second that
+is 78 units a second a partition (8 % of its limit). The clock reads every partition of
+both books every tick, side by side (512 queries a minute at rest, about $1.40 a month).
+Never lower it in a deployed stack: a request of the old code could still file a bucket
+where the clock no longer looks."""

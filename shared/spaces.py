@@ -5,36 +5,33 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel
+
 from shared import defaults
 from shared.clock import Clock, Recent
 from shared.errors import NotFound
 from shared.policy import Policy, patch_fields
 from shared.schema import JobDefaults, SettingsPatch
-from shared.settings import UNCLAIMED_OFF, Settings, stored
-from shared.store import keys
-from shared.store.dynamo import Item
-from shared.store.spaces import SpaceStore
+from shared.store.port import Settings, SpacePolicies, SpaceStorePort
+
+KEPT_APART = ("policy", "jobDefaults")
+"""Settings a PATCH keeps field by field elsewhere (jobDefaults on the names' items):
+`SpaceSettings.patch`."""
 
 
-def stored_changes(patch: SettingsPatch, current: Item | None, now_ms: int) -> dict[str, Any]:
-    """The settings item's attributes to set (None: remove) for a PATCH body."""
+def settings_changes(patch: SettingsPatch) -> dict[str, Any]:
+    """The settings fields a PATCH sent, as plain values in the API's spelling (None: back
+    to the default, or off), for the store to keep (`SpaceStorePort.patch_settings`)."""
     changes: dict[str, Any] = {}
     for field in patch.model_fields_set:
         value = getattr(patch, field)
-        if field in ("policy", "jobDefaults"):
-            continue  # kept field by field (jobDefaults on the names' items): SpaceSettings.patch
-        if field == "backoff":
-            merged = dict((current or {}).get("backoff", {}))
-            if value is not None:
-                merged.update(value.model_dump(exclude_none=True))
-            changes["backoff"] = merged if value is not None else None
-        elif field in ("onFailure", "onSettled"):
-            spec = value.model_dump() if value is not None else None
-            changes[field] = stored(spec, (current or {}).get(field), now_ms)
-        elif field == "unclaimedMs" and value is None:
-            changes[field] = UNCLAIMED_OFF
-        else:
-            changes[field] = value
+        if field in KEPT_APART:
+            continue
+        if field == "backoff" and value is not None:
+            value = value.model_dump(exclude_none=True)  # the keys sent: the store merges them
+        elif isinstance(value, BaseModel):
+            value = value.model_dump()
+        changes[field] = value
     return changes
 
 
@@ -43,7 +40,11 @@ class SpaceSettings:
     once per request, and a warm function need not read them for every request."""
 
     def __init__(
-        self, store: SpaceStore, clock: Clock, cache_ms: int, on_write: Callable[[str], None] | None = None
+        self,
+        store: SpaceStorePort,
+        clock: Clock,
+        cache_ms: int,
+        on_write: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
@@ -53,33 +54,28 @@ class SpaceSettings:
         self._cache: Recent[str, Settings] = Recent(clock)
 
     def get(self, space: str) -> Settings:
-        return self._cache.get(space, self.cache_ms, lambda: Settings.from_item(self.store.settings(space)))
+        return self._cache.get(space, self.cache_ms, lambda: self.store.read_settings(space))
 
     def describe(self, space: str) -> dict[str, Any]:
-        items = self.store.whole(space)
-        if not items:
+        state = self.store.space(space)
+        if state is None:
             raise NotFound(f"space {space} does not exist")
-        settings = Settings.from_item(items.get("settings"))
+        settings = state.settings
         # Kept only while the space has a cap: a count nobody needs would be a hot key.
-        in_flight = (
-            self.store.in_flight(items.get("inflight")) if settings.max_in_flight is not None else None
-        )
-        policy = Policy.of((items.get("settings") or {}).get("policy") or {})
+        in_flight = state.in_flight if settings.max_in_flight is not None else None
         return {
             "space": space,
             **settings.render(),
-            "policy": policy.render(),
-            "jobDefaults": job_defaults(items),
+            "policy": Policy.of(state.policies.default).render(),
+            "jobDefaults": job_defaults(state.policies),
             "inFlight": in_flight,
         }
 
     def patch(self, space: str, patch: SettingsPatch) -> dict[str, Any]:
-        self.store.write_settings(
-            space, stored_changes(patch, self.store.settings(space), self.clock.now_ms())
-        )
+        self.store.patch_settings(space, settings_changes(patch), self.clock.now_ms())
         if "policy" in patch.model_fields_set:
             fields = patch_fields(patch.policy) if patch.policy is not None else None
-            self.store.write_policy(keys.settings(space), fields, self.clock.now_ms())
+            self.store.write_policy(space, None, fields, self.clock.now_ms())
         if "jobDefaults" in patch.model_fields_set:
             self._patch_job_defaults(space, patch.jobDefaults)
         self._cache.forget(space)
@@ -89,25 +85,24 @@ class SpaceSettings:
 
     def _patch_job_defaults(self, space: str, patch: dict[str, JobDefaults | None] | None) -> None:
         """Each name's defaults on its own item (listed first if new, as a policy's name)."""
-        items = self.store.whole(space)
+        policies = self.store.policies(space)
         if patch is None:
-            patch = dict.fromkeys(job_defaults(items))
+            patch = dict.fromkeys(job_defaults(policies))
         for name, fields in patch.items():  # all checked before anything is written
             if fields is not None:
-                current = (items.get(f"name#{name}") or {}).get("jobDefaults") or {}
+                current = policies.job_defaults.get(name) or {}
                 merged = {**current, **defaults.patch_fields(fields)}
                 defaults.check(name, {k: v for k, v in merged.items() if v is not None})
         self.store.register_names(space, set(patch), self.clock.now_ms())
         for name, fields in patch.items():
             stored = defaults.patch_fields(fields) if fields is not None else None
-            self.store.write_job_defaults(keys.job_name(space, name), stored)
+            self.store.write_job_defaults(space, name, stored)
 
 
-def job_defaults(items: dict[str, Item]) -> dict[str, dict[str, Any]]:
-    """The names' defaults as the API shows them, from the space's partition (by sort
-    key), names without any left out."""
+def job_defaults(policies: SpacePolicies) -> dict[str, dict[str, Any]]:
+    """The names' defaults as the API shows them, in name order, names without any left out."""
     found = {}
-    for sk, item in sorted(items.items()):
-        if sk.startswith("name#") and (fields := defaults.shown(item.get("jobDefaults") or {})):
-            found[sk.removeprefix("name#")] = fields
+    for name, stored in sorted(policies.job_defaults.items()):
+        if fields := defaults.shown(stored):
+            found[name] = fields
     return found

@@ -24,8 +24,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from shared.store import keys
-from shared.store.spread import Spread, SpreadStore
+from shared import limits
+from shared.store.port import Spread, SpreadStorePort
 
 WINDOW_MS = 10_000
 """Creates are counted in windows of this length."""
@@ -44,9 +44,9 @@ NARROW_BELOW = 0.5
 
 
 def width_for(jobs_per_s: float) -> int:
-    """The shards `jobs_per_s` needs: a power of two, 4 to `keys.MAX_READY_SHARDS`."""
-    width = keys.READY_SHARDS
-    while width < keys.MAX_READY_SHARDS and width * SHARD_JOBS_S < jobs_per_s:
+    """The shards `jobs_per_s` needs: a power of two, 4 to `limits.MAX_READY_SHARDS`."""
+    width = limits.READY_SHARDS
+    while width < limits.MAX_READY_SHARDS and width * SHARD_JOBS_S < jobs_per_s:
         width *= 2
     return width
 
@@ -56,7 +56,7 @@ def window_of(now_ms: int) -> int:
 
 
 class Spreader:
-    def __init__(self, store: SpreadStore, rand: Callable[[], float] = random.random) -> None:
+    def __init__(self, store: SpreadStorePort, rand: Callable[[], float] = random.random) -> None:
         self.store = store
         self.rand = rand
 
@@ -83,9 +83,9 @@ class Spreader:
         if needed < spread.width:
             self.store.set_spread(space, name, spread, width=needed, reach=spread.reach, now_ms=now_ms)
             return
-        if spread.reach > spread.width and now_ms >= spread.since_ms + NARROW_GRACE_MS:
-            past = [keys.ready_shard(space, name, n) for n in range(spread.width, spread.reach)]
-            if not self.store.occupied(past):
-                self.store.set_spread(
-                    space, name, spread, width=spread.width, reach=spread.width, now_ms=now_ms
-                )
+        if (
+            spread.reach > spread.width
+            and now_ms >= spread.since_ms + NARROW_GRACE_MS
+            and not self.store.occupied(space, name, range(spread.width, spread.reach))
+        ):
+            self.store.set_spread(space, name, spread, width=spread.width, reach=spread.width, now_ms=now_ms)

@@ -21,9 +21,7 @@ from shared.spaces import SpaceSettings
 from shared.spread import Spreader
 from shared.store.deliveries import DeliveryStore
 from shared.store.jobs import JobStore
-from shared.store.journal import Journal
-from shared.store.secrets import ServiceSecrets
-from shared.store.spaces import SpaceStore
+from shared.store.port import JournalPort, SecretsPort, SpaceStorePort
 from shared.targets import TargetPolicy
 
 
@@ -46,15 +44,16 @@ class QueueConfig:
 class Context:
     clock: Clock
     jobs: JobStore
-    spaces: SpaceStore
+    spaces: SpaceStorePort
+    """Spaces' own items: settings, names and their policies, listings, in-flight room."""
     settings: SpaceSettings
     """The spaces' settings, through a short per-process cache."""
     policies: Policies
     """The names' policies (pause, concurrency, rate, spread, jobDefaults), cached."""
-    journal: Journal
+    journal: JournalPort
     """Jobs' log lines and events."""
     deliveries: DeliveryStore
-    secrets: ServiceSecrets
+    secrets: SecretsPort
     """The service's own secrets (the one that signs follow links)."""
     targets: TargetPolicy
     """Where a job's callback may go."""

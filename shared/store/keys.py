@@ -4,25 +4,19 @@ from __future__ import annotations
 
 import zlib
 
+from shared import limits
+
 JOB_SHARDS = 64
 """The partitions a space's job items are spread over (`job`), by a hash of the id. Each
 job writes its item about 3 to 4 times (create, claim, complete, reports): at 10,000 jobs/s
 that is about 35,000 write units a second, some 550 a partition (55 % of its limit). A page
 of the space's jobs reads each of them newest first and merges them (`shared.store.listing`):
 the sort key is the id, and ids sort by creation."""
-READY_SHARDS = 4
-"""A name's ready shards at rest: what every name has until its load asks for more."""
-MAX_READY_SHARDS = 64
-"""The most a name spreads over: 2 index writes a job, 500 jobs/s a shard, so 64 shards
-hold 10,000 jobs/s at a third of their limit. Widths are powers of two from 4 to this."""
-BOOK_SHARDS = 256
-"""The partitions of each book (`shared.store.books`: the lease book, the deadline book) on
-AWS, shared by every space: a claim request (or a create request with deadlines) puts one
-bucket and the clock deletes it, 2 write units a request. At 10,000 requests a second that
-is 78 units a second a partition (8 % of its limit). The clock reads every partition of
-both books every tick, side by side (512 queries a minute at rest, about $1.40 a month).
-Never lower it in a deployed stack: a request of the old code could still file a bucket
-where the clock no longer looks."""
+# The spreads of the ready index and the books: numbers the domain reads too (a name's
+# width, the clock's configuration), so they are kept in `shared.limits` and named here.
+READY_SHARDS = limits.READY_SHARDS
+MAX_READY_SHARDS = limits.MAX_READY_SHARDS
+BOOK_SHARDS = limits.BOOK_SHARDS
 LEASE_PREFIX = "LEASE#"
 DEADLINE_PREFIX = "DEADLINE#"
 
@@ -211,8 +205,12 @@ def ready_name(space_name: str, partition: str) -> str:
     return partition.removeprefix(f"{space_name}#").rsplit("#", 1)[0]
 
 
+NAME_PREFIX = "name#"
+"""A name's item in its space's partition: its sort key is this and the name."""
+
+
 def job_name(space_name: str, name: str) -> dict[str, str]:
-    return {"pk": space(space_name), "sk": f"name#{name}"}
+    return {"pk": space(space_name), "sk": f"{NAME_PREFIX}{name}"}
 
 
 def name_load(space_name: str, name: str) -> dict[str, str]:
@@ -268,8 +266,12 @@ SHARED_CALLBACK_PARTITIONS = [f"{CALLBACK_PREFIX}{n}" for n in range(4)]
 shared these four): the clock still reads them, so none filed there is stranded."""
 
 
+TOKENS = "T"
+"""The one partition of every token (`shared.auth` says why a process caches them)."""
+
+
 def token(token_id: str) -> dict[str, str]:
-    return {"pk": "T", "sk": token_id}
+    return {"pk": TOKENS, "sk": token_id}
 
 
 def book_partitions(prefix: str, shards: int) -> list[str]:

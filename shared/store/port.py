@@ -16,12 +16,14 @@ point 1).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from shared.machine import Job, JobStatus, Transition
 from shared.store.blobs import Packed
 from shared.store.counters import Owner
 from shared.store.deliveries import DeliveryState
+from shared.store.jobs import Reservation
 from shared.store.jobs.pages import JobPage, Watched
 from shared.store.jobs.records import (
     Census,
@@ -34,6 +36,11 @@ from shared.store.jobs.records import (
     ReportExtras,
 )
 from shared.store.journal import Event, Line
+from shared.store.policies import Policy, Rate, SpacePolicies
+from shared.store.settings import Destination, Kind, Settings
+from shared.store.spaces import SpaceState
+from shared.store.spread import Spread
+from shared.store.tokens import TokenRecord
 
 
 class JobStorePort(Protocol):
@@ -158,24 +165,201 @@ class SpaceListing(Protocol):
         ...
 
 
+# -- the stores beside the job store (spaces, tokens, journal, secrets, spreads): each
+# port is what its callers ask, in values; the concrete stores are checked at the end.
+
+
+class SpaceStorePort(Protocol):
+    """What the use cases ask of a space's own items: its settings, its names and their
+    policies, the listings the clock reads, and its `maxInFlight` count's reservations."""
+
+    def read_settings(self, space: str) -> Settings:
+        """The space's settings, read now (the defaults where it has set none)."""
+        ...
+
+    def settings(self, space: str) -> Mapping[str, Any] | None:
+        """The settings as stored: kept while `shared.jobs.notify` reads its destinations
+        from it (`read_settings` has them as `Settings.on_failure`/`on_settled`)."""
+        ...
+
+    def patch_settings(self, space: str, changes: Mapping[str, Any], now_ms: int) -> None:
+        """Set the settings fields a PATCH sent, in the API's spelling (None: back to the
+        default, or off); creates the space if new."""
+        ...
+
+    def space(self, space: str) -> SpaceState | None:
+        """The space's settings, in-flight count, names and policies in one read; None: no
+        such space."""
+        ...
+
+    def policies(self, space: str) -> SpacePolicies:
+        """The policies of the space and of every name (with spreads and defaults), in one read."""
+        ...
+
+    def name_policies(self, space: str, name: str) -> SpacePolicies:
+        """The space's default policy and `name`'s own, read afresh."""
+        ...
+
+    def write_policy(
+        self, space: str, name: str | None, fields: Mapping[str, Any] | None, now_ms: int
+    ) -> None:
+        """Set policy fields of the space's default (`name` None) or of a listed name; None
+        `fields` clears them all."""
+        ...
+
+    def write_job_defaults(self, space: str, name: str, fields: Mapping[str, Any] | None) -> None:
+        """Set (None values: remove) a listed name's `jobDefaults` fields; None clears them all."""
+        ...
+
+    def names(self, space: str) -> list[str]:
+        """The job names listed in the space."""
+        ...
+
+    def register_names(self, space: str, names: set[str], now_ms: int) -> None:
+        """List new job names (each with its space)."""
+        ...
+
+    def register_callbacks(self, space: str) -> None:
+        """List the space among those whose callbacks the clock reads."""
+        ...
+
+    def all_spaces(self) -> list[str]: ...
+
+    def callback_spaces(self) -> list[str]: ...
+
+    def listed_after(self, after: str | None, limit: int) -> tuple[list[str], bool]:
+        """Up to `limit` spaces in name order after `after`, and whether more follow."""
+        ...
+
+    def listed_among(self, spaces: frozenset[str]) -> set[str]:
+        """Those of `spaces` that exist."""
+        ...
+
+    def in_flight_of(self, spaces: list[str]) -> dict[str, int | None]:
+        """Each space's in-flight count; None for a space without a cap."""
+        ...
+
+    def reserve(self, space: str, count: int, cap: int, now_ms: int) -> Reservation | None:
+        """Room for `count` new jobs under `cap` on the space's in-flight count (None: no room)."""
+        ...
+
+    def settle(self, reservation: Reservation, left: int | None = None) -> None:
+        """Give back what a create did not use of its reservation."""
+        ...
+
+    def heal(self, space: str, now_ms: int) -> int:
+        """Give back reservations of creates that died; how many units came back."""
+        ...
+
+
+class TokenStorePort(Protocol):
+    """Tokens as kept (`TokenRecord`: a hash of the secret, never the secret)."""
+
+    def put(self, token: TokenRecord) -> None: ...
+
+    def get(self, token_id: str, *, consistent: bool = True) -> TokenRecord | None: ...
+
+    def all(self) -> list[TokenRecord]: ...
+
+    def delete(self, token_id: str) -> bool:
+        """Whether there was such a token."""
+        ...
+
+
+class JournalPort(Protocol):
+    """Jobs' log lines and events, kept beside them in order."""
+
+    def append_lines(self, space: str, job_id: str, first: int, lines: list[dict[str, Any]]) -> None:
+        """Keep a report's lines, numbered from `first`."""
+        ...
+
+    def lines(self, space: str, job_id: str, after: int, limit: int) -> list[tuple[int, dict[str, Any]]]:
+        """Lines numbered `after` and up, at most `limit`, in order, with their numbers."""
+        ...
+
+    def put_event(self, space: str, job_id: str, seq: int, body: str, at_ms: int) -> None: ...
+
+    def events(self, space: str, job_id: str, after: int, limit: int) -> list[dict[str, Any]]:
+        """Events numbered `after` and up, at most `limit`: still as stored (`sk` the
+        number, `body` the event's JSON, `atMs`)."""
+        ...
+
+
+class SecretsPort(Protocol):
+    """The service's own secrets, made on first use and never changed."""
+
+    def get(self, purpose: str, *, create: bool) -> bytes | None:
+        """The secret for `purpose`; made now if there is none yet and `create`, else None."""
+        ...
+
+
+class SpreadStorePort(Protocol):
+    """What a name's spread (`shared.spread`) counts and changes."""
+
+    def count(self, space: str, name: str, window: int, amount: int) -> int:
+        """Add `amount` to the name's count of creates in `window`; the count after it."""
+        ...
+
+    def load(self, space: str, name: str, window: int) -> int:
+        """The name's recent count of creates (the last whole window, or this one if more)."""
+        ...
+
+    def set_spread(self, space: str, name: str, was: Spread, *, width: int, reach: int, now_ms: int) -> bool:
+        """Change the name's width and reach if they are still as `was` read them."""
+        ...
+
+    def occupied(self, space: str, name: str, shards: Iterable[int]) -> bool:
+        """Whether any of the name's ready shards numbered `shards` holds a pending entry."""
+        ...
+
+
+if TYPE_CHECKING:
+    from shared.store.journal import Journal
+    from shared.store.secrets import ServiceSecrets
+    from shared.store.spaces import SpaceStore
+    from shared.store.spread import SpreadStore
+    from shared.store.tokens import TokenStore
+
+    _spaces_speak: type[SpaceStorePort] = SpaceStore
+    _tokens_speak: type[TokenStorePort] = TokenStore
+    _journal_speaks: type[JournalPort] = Journal
+    _secrets_speak: type[SecretsPort] = ServiceSecrets
+    _spread_speaks: type[SpreadStorePort] = SpreadStore
+
+
 __all__ = [
     "Census",
     "ClaimPlan",
     "ClaimResult",
     "DeliveryReads",
     "DeliveryState",
+    "Destination",
     "Event",
     "JobConflict",
     "JobPage",
     "JobStorePort",
+    "JournalPort",
     "KeyHolder",
+    "Kind",
     "Line",
     "NameClaim",
     "NewRecord",
     "Owner",
     "Packed",
+    "Policy",
+    "Rate",
     "ReportExtras",
+    "Reservation",
+    "SecretsPort",
+    "Settings",
     "SpaceListing",
+    "SpacePolicies",
+    "SpaceState",
+    "SpaceStorePort",
+    "Spread",
+    "SpreadStorePort",
+    "TokenRecord",
+    "TokenStorePort",
     "Watched",
 ]
 

@@ -1,7 +1,14 @@
-"""Space items: settings, the job names seen, and the count of unfinished jobs (under a cap)."""
+"""Space items: settings, the job names seen, and the count of unfinished jobs (under a cap).
+
+The use cases ask in values (`shared.store.port.SpaceStorePort`): a space's `Settings`,
+its `SpacePolicies`, the whole partition as a `SpaceState`, and writes of the fields a
+PATCH sent; the items behind them stay here.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from shared import limits
@@ -10,6 +17,8 @@ from shared.store import keys
 from shared.store.counters import HELD
 from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize
 from shared.store.jobs import Reservation
+from shared.store.policies import PAUSE_CHANGED, SpacePolicies, names_of
+from shared.store.settings import Settings, stored_changes
 
 RESERVED = "r#"
 """The in-flight item's attributes for reservations: `r#{made at, ms}#{id}` = units left."""
@@ -19,8 +28,18 @@ STALE_RESERVATION_MS = 15 * limits.MINUTE_MS
 _ids = IdGenerator()
 
 
-PAUSE_CHANGED = "pauseChangedAtMs"
-"""On a settings or name item: when a policy write last set `paused` or cleared the policy."""
+@dataclass(frozen=True)
+class SpaceState:
+    """A space as its own partition holds it, read in one query: its settings, its
+    in-flight count, and its names with their policies and defaults."""
+
+    settings: Settings
+    in_flight: int
+    """Jobs holding a place on its `maxInFlight` count, and reservations: counted only
+    while the space has a cap, so without one it means nothing."""
+    policies: SpacePolicies
+    names: tuple[str, ...]
+    """Every job name listed in the space, in name order."""
 
 
 class SpaceStore:
@@ -32,7 +51,44 @@ class SpaceStore:
         self._known_callbacks: set[str] = set()
 
     def settings(self, space: str) -> Item | None:
+        """The settings item (`read_settings` is the space's `Settings`)."""
         return self.db.get(keys.settings(space))
+
+    def read_settings(self, space: str) -> Settings:
+        """The space's settings, read now (the defaults where it has set none)."""
+        return Settings.from_item(self.settings(space))
+
+    def patch_settings(self, space: str, changes: Mapping[str, Any], now_ms: int) -> None:
+        """Set the settings fields a PATCH sent (`stored_changes`: None is back to the
+        default, or off); creates the space if new. The stored settings are read first:
+        a change of `backoff` or of a destination keeps what it does not name."""
+        self.write_settings(space, stored_changes(changes, self.settings(space), now_ms))
+
+    def space(self, space: str) -> SpaceState | None:
+        """The space's own partition, in one consistent query; None: the space does not exist."""
+        items = self.whole(space)
+        if not items:
+            return None
+        return SpaceState(
+            Settings.from_item(items.get("settings")),
+            self.in_flight(items.get("inflight")),
+            SpacePolicies.of(items),
+            tuple(sorted(names_of(items))),
+        )
+
+    def policies(self, space: str) -> SpacePolicies:
+        """The policies of the space and of every name, with their spreads and defaults, in
+        one query (none set: the built-in ones)."""
+        return SpacePolicies.of(self.whole(space))
+
+    def name_policies(self, space: str, name: str) -> SpacePolicies:
+        """The space's default policy and `name`'s own (with its spread and defaults), read
+        afresh in two reads of their items rather than the whole partition."""
+        found = {
+            "settings": self.settings(space),
+            keys.job_name(space, name)["sk"]: self.name_item(space, name),
+        }
+        return SpacePolicies.of({sk: item for sk, item in found.items() if item is not None})
 
     def write_settings(self, space: str, changes: dict[str, Any]) -> Item:
         """Set (or, for None, remove) settings fields; creates the space if new."""
@@ -55,8 +111,11 @@ class SpaceStore:
     def name_item(self, space: str, name: str) -> Item | None:
         return self.db.get(keys.job_name(space, name))
 
-    def write_policy(self, key: dict[str, str], fields: dict[str, Any] | None, now_ms: int) -> None:
-        """Set fields of the `policy` map on a settings or name item (None: clear them all).
+    def write_policy(
+        self, space: str, name: str | None, fields: Mapping[str, Any] | None, now_ms: int
+    ) -> None:
+        """Set fields of the `policy` map of the space's default (`name` None) or of a name
+        (None `fields`: clear them all).
 
         Two writes, no read: the map is made if missing, then each field is set at its own
         path, so two PATCHes of different fields never undo each other. A clear leaves an
@@ -64,6 +123,7 @@ class SpaceStore:
         (a name is listed first, with its space). A write that may lift a pause (it sets
         `paused`, or clears the map) keeps its time beside the map (`PAUSE_CHANGED`): the
         never-claimed check counts a resumed name's jobs claimable from then."""
+        key = keys.settings(space) if name is None else keys.job_name(space, name)
         names = {"#p": "policy"}
         exists = "attribute_exists(pk)"
         self.db.update(
@@ -86,10 +146,11 @@ class SpaceStore:
             sets.append(f"#p.#f{i} = :v{i}")
         self.db.update(key, "SET " + ", ".join(sets) + pause, condition=exists, names=names, vals=vals)
 
-    def write_job_defaults(self, key: dict[str, str], fields: dict[str, Any] | None) -> None:
+    def write_job_defaults(self, space: str, name: str, fields: Mapping[str, Any] | None) -> None:
         """Set (None values: remove) fields of the `jobDefaults` map on a name item; None
         clears them all. As `write_policy`: no read, each field at its own path, so PATCHes
         of different fields or names never undo each other. The name must be listed."""
+        key = keys.job_name(space, name)
         names = {"#d": "jobDefaults"}
         exists = "attribute_exists(pk)"
         empty: dict[str, Any] = {":empty": {}}
@@ -131,10 +192,10 @@ class SpaceStore:
         while True:
             rows, start = self.db.query(
                 "pk = :pk AND begins_with(sk, :prefix)",
-                vals={":pk": keys.space(space), ":prefix": "name#"},
+                vals={":pk": keys.space(space), ":prefix": keys.NAME_PREFIX},
                 start=start,
             )
-            found.extend(r["sk"].removeprefix("name#") for r in rows)
+            found.extend(r["sk"].removeprefix(keys.NAME_PREFIX) for r in rows)
             if start is None:
                 return found
 

@@ -3,6 +3,7 @@ item, and the sampled count of its recent creates on an item of its own."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from shared.store import keys
@@ -109,9 +110,11 @@ class SpreadStore:
             return False
         return True
 
-    def occupied(self, partitions: list[str]) -> bool:
-        """Whether any of these ready shards holds an entry (a pending job of any lane)."""
-        for partition in partitions:
+    def occupied(self, space: str, name: str, shards: Iterable[int]) -> bool:
+        """Whether any of the name's ready shards numbered `shards` holds an entry (a
+        pending job of any lane)."""
+        for n in shards:
+            partition = keys.ready_shard(space, name, n)
             rows, _ = self.db.query("gpk = :p", vals={":p": partition}, index=READY_INDEX, limit=1)
             if rows:
                 return True

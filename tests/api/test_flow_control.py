@@ -104,7 +104,7 @@ def test_a_policy_change_made_elsewhere_applies_within_a_second(
     create(api, "n")
     create(api, "n")
     assert len(claim(api)) == 1
-    rt.space_store.write_policy(keys.job_name("flow", "n"), {"paused": True}, clock.now_ms())
+    rt.space_store.write_policy("flow", "n", {"paused": True}, clock.now_ms())
     clock.advance(1_000)
     assert claim(api) == []
 

@@ -3,6 +3,7 @@ count, and the order in which width and reach move."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from shared import spread
@@ -16,7 +17,8 @@ class Store:
     def __init__(self) -> None:
         self.spread = Spread()
         self.counts: dict[int, int] = {}
-        self.occupied_shards: set[str] = set()
+        self.occupied_shards: set[int] = set()
+        """The ready shards (by number) that hold an entry."""
         self.writes = 0
 
     def count(self, space: str, name: str, window: int, amount: int) -> int:
@@ -33,8 +35,8 @@ class Store:
         self.spread = Spread(width, reach, now_ms)
         return True
 
-    def occupied(self, partitions: list[str]) -> bool:
-        return bool(self.occupied_shards & set(partitions))
+    def occupied(self, space: str, name: str, shards: Iterable[int]) -> bool:
+        return any(n in self.occupied_shards for n in shards)
 
 
 def spreader(store: Store, rand: Any = lambda: 0.5) -> Spreader:
@@ -89,7 +91,7 @@ def test_the_clock_narrows_width_when_load_goes_and_reach_once_the_shards_past_a
     now += 3 * spread.WINDOW_MS
     s.narrow("s", "n", store.spread, now)
     assert (store.spread.width, store.spread.reach) == (4, 32)
-    store.occupied_shards = {"s#n#9"}
+    store.occupied_shards = {9}
     s.narrow("s", "n", store.spread, now + spread.NARROW_GRACE_MS)
     assert store.spread.reach == 32, "a job past the width keeps the reach"
     store.occupied_shards = set()
