@@ -1,6 +1,6 @@
 """Reads: job items by id, a space's jobs newest first, a name's pending jobs (unclaimed,
 census), idempotency keys' holders and retry marks; and `forget`, what retention removes
-beside a job's item. The clock, the stream and the callback sender read jobs as `Jobs` and
+beside a job's item. The clock, the stream and the callback sender read jobs as `Job`s and
 `Snapshot`s (`shared.store.images`), whose bodies are read later, or never."""
 
 from __future__ import annotations
