@@ -30,9 +30,7 @@ from shared import limits
 from shared.clock import Clock
 from shared.machine import Job, JobStatus
 from shared.spaces import SpaceSettings
-from shared.store.deliveries import DeliveryStore
-from shared.store.dynamo import Item
-from shared.store.jobs import JobStore
+from shared.store.port import Attempt, DeliveryStorePort, JobStorePort, Snapshot
 from shared.targets import TargetPolicy, TargetRefused
 
 FIRST_RETRY_MS = 5 * limits.SECOND_MS
@@ -75,8 +73,9 @@ def retry_wait_ms(attempts: int) -> int:
     return int(min(FIRST_RETRY_MS * 2 ** min(attempts - 1, 20), MAX_RETRY_MS))
 
 
-Due = tuple[str, str] | tuple[str, str, Item]
-"""A delivery to try: (space, job id), with the finished job's item when it is at hand."""
+Due = tuple[str, str] | tuple[str, str, Snapshot]
+"""A delivery to try: (space, job id), with the finished job as a stream record showed it
+when it is at hand (a finished job never changes: the copy is the job)."""
 
 
 class Outbox(Protocol):
@@ -88,12 +87,12 @@ class Outbox(Protocol):
 
 @dataclass(frozen=True)
 class Held:
-    """An attempt one sender holds: the delivery as taken, and the job to send (None:
-    the job is gone) with its space's signing secret."""
+    """An attempt one sender holds: the delivery's attempt as taken, and the job to send
+    (None: the job is gone) with its space's signing secret."""
 
     space: str
     job_id: str
-    delivery: Item
+    attempt: Attempt
     job: Job | None
     secret: str | None
 
@@ -110,8 +109,8 @@ class Dispatcher:
         self,
         *,
         clock: Clock,
-        jobs: JobStore,
-        deliveries: DeliveryStore,
+        jobs: JobStorePort,
+        deliveries: DeliveryStorePort,
         settings: SpaceSettings,
         policy: TargetPolicy,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -129,9 +128,9 @@ class Dispatcher:
     def dispatch_many(self, targets: Sequence[Due]) -> list[str]:
         """Try each delivery that is due, if nobody else holds it; answers their states.
 
-        A target's third element is the finished job's item when the caller has it (the
-        stream record that finished it carries it, and a finished job never changes);
-        else it is read."""
+        A target's third element is the finished job when the caller has it (the stream
+        record that finished it carries it, and a finished job never changes); else it is
+        read."""
         states: list[str] = []
         for outcome in self.dispatch_each(targets):
             if isinstance(outcome, BaseException):
@@ -174,16 +173,17 @@ class Dispatcher:
                 status, error = await self._send(client, held.job, held.secret)
             return await asyncio.to_thread(self._record, held, status, error)
 
-    def _take(self, space: str, job_id: str, job_item: Item | None = None) -> Held | None:
+    def _take(self, space: str, job_id: str, seen: Snapshot | None = None) -> Held | None:
         """Hold the next attempt, with the job to send (None: not due, or held elsewhere)."""
-        delivery = self.deliveries.take(space, job_id, self.clock.now_ms(), HOLD_MS)
-        if delivery is None:
+        attempt = self.deliveries.take(space, job_id, self.clock.now_ms(), HOLD_MS)
+        if attempt is None:
             return None
-        item = job_item if job_item is not None else self.jobs.get_item(space, job_id)
-        if item is None or item.get("callback") is None:
-            return Held(space, job_id, delivery, None, None)
-        job = self.jobs.load(space, item, payload=False)  # the body carries no payload
-        return Held(space, job_id, delivery, job, self.settings.get(space).webhook_secret)
+        if seen is None:
+            seen = self.jobs.snapshot(space, job_id)
+        if seen is None or seen.job.callback is None:
+            return Held(space, job_id, attempt, None, None)
+        job = self.jobs.outcome(seen)  # the body carries no payload
+        return Held(space, job_id, attempt, job, self.settings.get(space).webhook_secret)
 
     def _record(self, held: Held, status: int | None, error: str | None) -> str:
         next_at: int | None = None
@@ -192,12 +192,12 @@ class Dispatcher:
         elif status is not None and 200 <= status < 300:
             state = "DELIVERED"
         else:
-            next_at = self.clock.now_ms() + retry_wait_ms(held.delivery["attempts"])
-            state = "GAVE_UP" if next_at - held.delivery["firstAtMs"] > GIVE_UP_AFTER_MS else "PENDING"
+            next_at = self.clock.now_ms() + retry_wait_ms(held.attempt.number)
+            state = "GAVE_UP" if next_at - held.attempt.first_at_ms > GIVE_UP_AFTER_MS else "PENDING"
         self.deliveries.record(
             held.space,
             held.job_id,
-            attempt=held.delivery["attempts"],
+            attempt=held.attempt.number,
             state=state,
             next_at_ms=next_at,
             status=status,

@@ -1,10 +1,11 @@
 """How the stream and the clock hand deliveries to the callback sender, and how the
 sender reads them back (`functions/callback_sender.py`).
 
-A message names one delivery, `{"space", "jobId"}`, and carries the finished job's item
-(`job`) when the stream had it at hand and it is small: the first try then needs no read
-of the job (a finished job never changes, so the copy is the job). A large item is left
-out, and the sender reads it; SQS takes at most 256 KiB a message and a batch.
+A message names one delivery, `{"space", "jobId"}`, and carries the finished job as the
+stream saw it (`job`, the store's `Snapshot.wire`) when the stream had it at hand and it
+is small: the first try then needs no read of the job (a finished job never changes, so
+the copy is the job). A large one is left out, and the sender reads it; SQS takes at most
+256 KiB a message and a batch.
 
 - On AWS, `SqsOutbox`: a standard queue, each message in its space's group, so SQS's fair
   queues keep one space's backlog from delaying the others' messages.
@@ -18,18 +19,17 @@ sender has not taken yet): the sender's hold (`DeliveryStore.take`) sends it onc
 
 from __future__ import annotations
 
-import base64
 import itertools
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from shared.callbacks import Dispatcher, Due
-from shared.store.dynamo import deserialize, serialize
+from shared.store.port import Snapshot
 
 MAX_MESSAGE = 64 * 1024
-"""A message that would carry the job's item is at most this long, else it goes without
+"""A message that would carry the finished job is at most this long, else it goes without
 and the sender reads the job: four such messages fill one SQS batch."""
 SQS_BATCH_BYTES = 256 * 1024
 """SQS's limit for one message, and for all the messages of one SendMessageBatch."""
@@ -43,7 +43,7 @@ def message(due: Due) -> str:
     """The message body that hands `due` over."""
     content: dict[str, Any] = {"space": due[0], "jobId": due[1]}
     if len(due) == 3:
-        carrying = json.dumps(content | {"job": _wire(serialize(due[2]))}, separators=(",", ":"))
+        carrying = json.dumps(content | {"job": due[2].wire()}, separators=(",", ":"))
         if len(carrying) <= MAX_MESSAGE:
             return carrying
     return json.dumps(content, separators=(",", ":"))
@@ -56,7 +56,7 @@ def due_of(body: str) -> Due:
     if not isinstance(space, str) or not isinstance(job_id, str):
         raise ValueError("a callback message needs a space and a jobId")
     if isinstance(content.get("job"), dict):
-        return space, job_id, deserialize(_unwire(content["job"]))
+        return space, job_id, Snapshot.of_wire(space, content["job"])
     return space, job_id
 
 
@@ -73,33 +73,6 @@ def send(dispatcher: Dispatcher, bodies: Sequence[str]) -> list[str | BaseExcept
     once = {(due[0], due[1]): due for due in parsed if not isinstance(due, ValueError)}
     outcomes = dict(zip(once, dispatcher.dispatch_each(list(once.values())), strict=True))
     return [due if isinstance(due, ValueError) else outcomes[due[0], due[1]] for due in parsed]
-
-
-def _wire(value: Any) -> Any:
-    """DynamoDB's JSON for an item, with binary values in base64, as Lambda's events carry them."""
-    if isinstance(value, Mapping):
-        return {k: _wire(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_wire(v) for v in value]
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode()
-    return value
-
-
-def _unwire(wire: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: _unwire_value(value) for name, value in wire.items()}
-
-
-def _unwire_value(value: Mapping[str, Any]) -> Mapping[str, Any]:
-    if "B" in value:
-        return {"B": base64.b64decode(value["B"])}
-    if "BS" in value:
-        return {"BS": [base64.b64decode(v) for v in value["BS"]]}
-    if "M" in value:
-        return {"M": _unwire(value["M"])}
-    if "L" in value:
-        return {"L": [_unwire_value(v) for v in value["L"]]}
-    return value
 
 
 class SqsOutbox:
@@ -159,7 +132,7 @@ class LocalOutbox:
                 if job_id in self._sending.get(space, ()):
                     continue
                 waiting = self._waiting.setdefault(space, {})
-                if job_id not in waiting or len(due) == 3:  # the job's item saves a read
+                if job_id not in waiting or len(due) == 3:  # the finished job saves a read
                     waiting[job_id] = due
         wake = self.on_submit
         if wake is not None:

@@ -136,6 +136,7 @@ class Runtime:
             leases=self.leases,
             deliveries=self.deliveries,
             outbox=self.outbox,
+            spreader=self.context.spreader,
             unclaimed_every_ms=self.config.unclaimed_every_ms,
         )
         self.stream = StreamProcessor(

@@ -11,25 +11,28 @@ import random
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 from shared.callbacks import Due, Outbox
 from shared.clock import Clock
-from shared.jobs.deadlines import cancel_expired
-from shared.machine import JobStatus, expire, unclaimed
+from shared.machine import EXPIRED, Job, JobStatus, Retention, deadline, expire, unclaimed
 from shared.policy import Policies, SpacePolicies
 from shared.spaces import SpaceSettings
 from shared.spread import Spreader
-from shared.store.blobs import pack, replacing
-from shared.store.books import Book, Bucket, E
-from shared.store.counters import Owner
-from shared.store.deadlines import DeadlineBucket
-from shared.store.deliveries import DeliveryStore
-from shared.store.dynamo import Item
-from shared.store.jobs import JobConflict, JobStore
-from shared.store.leases import LeaseBook, LeaseBucket
-from shared.store.spaces import SpaceStore
-from shared.store.spread import SpreadStore
+from shared.store.port import (
+    BookPort,
+    Bucket,
+    DeadlineEntry,
+    DeliveryStorePort,
+    JobConflict,
+    JobStorePort,
+    LeaseEntry,
+    Owner,
+    SpaceStorePort,
+)
+
+E = TypeVar("E", LeaseEntry, DeadlineEntry)
+"""A book's entries: the lease book's or the deadline book's."""
 
 DRAIN_THREADS = 32
 """A book's partitions drained at once: each waits on DynamoDB most of its time."""
@@ -50,17 +53,17 @@ class Sweeper:
         self,
         *,
         clock: Clock,
-        jobs: JobStore,
-        spaces: SpaceStore,
+        jobs: JobStorePort,
+        spaces: SpaceStorePort,
         settings: SpaceSettings,
         policies: Policies,
-        leases: LeaseBook,
-        deliveries: DeliveryStore,
+        leases: BookPort[LeaseEntry],
+        deliveries: DeliveryStorePort,
         outbox: Outbox,
+        spreader: Spreader,
         unclaimed_every_ms: int,
         unclaimed_per_name: int = 1_000,
         rand: Callable[[], float] = random.random,
-        spreader: Spreader | None = None,
     ) -> None:
         self.clock = clock
         self.jobs = jobs
@@ -70,11 +73,11 @@ class Sweeper:
         self.leases = leases
         self.deliveries = deliveries
         self.outbox = outbox
+        self.spreader = spreader
         self.unclaimed_every_ms = unclaimed_every_ms
         """Never-claimed jobs are looked for less often than every tick: their windows are days."""
         self.unclaimed_per_name = unclaimed_per_name
         self.rand = rand
-        self.spreader = spreader or Spreader(SpreadStore(jobs.db))
 
     def tick(self, *, tick_ms: int) -> TickReport:
         """One tick of a clock that ticks every `tick_ms`."""
@@ -111,7 +114,7 @@ class Sweeper:
         self._drain_book(self.jobs.deadlines, self._cancel_bucket, report, rounds)
 
     def _cancel_bucket(
-        self, bucket: DeadlineBucket, now: int, report: TickReport, items: dict[str, Item]
+        self, bucket: Bucket[DeadlineEntry], now: int, report: TickReport, jobs: dict[str, Job]
     ) -> None:
         """Cancel the bucket's jobs past their deadlines; file again those still ahead (a
         bucket is due at its earliest). A job not found was never written: nothing to do."""
@@ -121,19 +124,32 @@ class Sweeper:
             if entry.expires_at_ms > now:
                 later.append((entry.job_id, entry.expires_at_ms))
                 continue
-            item = items.get(entry.job_id)
-            if item is None:
+            job = jobs.get(entry.job_id)
+            if job is None:
                 # Not seen by an eventually consistent read: read it for sure (None: the create
                 # died after filing it, and the job never came to be).
-                item = self.jobs.get_item(bucket.space, entry.job_id)
-            if item is None:
+                job = self.jobs.job(bucket.space, entry.job_id, now_ms=now)
+            if job is None:
                 continue
             # Finished (a final status never changes back): nothing to do, no write.
-            report.past_deadline += cancel_expired(
-                self.jobs, bucket.space, item, now_ms=now, retention=retention
-            )
+            report.past_deadline += self._cancel(bucket.space, job, now, retention)
         if later:
             self.jobs.deadlines.record(bucket.space, later)
+
+    def _cancel(self, space: str, job: Job, now: int, retention: Retention) -> bool:
+        """Cancel `job` (as read) with error `expired` if its deadline has passed unfinished:
+        whether this write did it. Its holds are let go in the same write, as any finish
+        does. (The write `shared.jobs.deadlines` makes for a claim or a report that finds a
+        job past its deadline: the `deadline` transition's guard lets one of them apply.)"""
+        if not job.past_deadline(now):
+            return False
+        change = deadline(now_ms=now, retention=retention, has_callback=job.callback is not None)
+        error = self.jobs.pack(space, job.id, "error", EXPIRED.encode())
+        try:
+            self.jobs.transition(space, job.id, change, value=error, held=job)
+        except JobConflict:
+            return False  # finished, or cancelled by another, since it was read
+        return True
 
     # -- leases ---------------------------------------------------------------
 
@@ -143,8 +159,8 @@ class Sweeper:
 
     def _drain_book(
         self,
-        book: Book[E],
-        handle: Callable[[Bucket[E], int, TickReport, dict[str, Item]], None],
+        book: BookPort[E],
+        handle: Callable[[Bucket[E], int, TickReport, dict[str, Job]], None],
         report: TickReport,
         rounds: int,
     ) -> None:
@@ -166,11 +182,9 @@ class Sweeper:
                 for bucket in page:
                     wanted.setdefault(bucket.space, []).extend(e.job_id for e in bucket.entries)
                 # One read of every job the page names (per space), then one delete of the page.
-                items = {
-                    space: self.jobs.items(space, ids, consistent=False) for space, ids in wanted.items()
-                }
+                jobs = {space: self.jobs.found(space, ids, consistent=False) for space, ids in wanted.items()}
                 for bucket in page:
-                    handle(bucket, now, part, items[bucket.space])
+                    handle(bucket, now, part, jobs[bucket.space])
                 book.remove(page)
                 if not more:
                     break
@@ -183,19 +197,19 @@ class Sweeper:
                 report.past_deadline += part.past_deadline
 
     def _expire_bucket(
-        self, bucket: LeaseBucket, now: int, report: TickReport, items: dict[str, Item]
+        self, bucket: Bucket[LeaseEntry], now: int, report: TickReport, jobs: dict[str, Job]
     ) -> None:
         refile: list[tuple[str, int, int]] = []
         for entry in bucket.entries:
-            item = items.get(entry.job_id)
-            if item is not None and item["attempt"] < entry.attempt:
+            job = jobs.get(entry.job_id)
+            if job is not None and job.attempt < entry.attempt:
                 # A read from before this claim (eventually consistent): read it again for sure.
-                item = self.jobs.get_item(bucket.space, entry.job_id)
-            if item is None or item["status"] != JobStatus.RUNNING or item["attempt"] != entry.attempt:
+                job = self.jobs.job(bucket.space, entry.job_id, now_ms=now)
+            if job is None or job.status != JobStatus.RUNNING or job.attempt != entry.attempt:
                 continue  # reported, cancelled, or never claimed at all: nothing to do
-            outcome = self._expire(bucket.space, item, now)
+            outcome = self._expire(bucket.space, job, now)
             if outcome == "renewed":
-                refile.append((entry.job_id, entry.attempt, item_lease(item)))
+                refile.append((entry.job_id, entry.attempt, lease_of(job)))
             elif outcome != "moot":
                 # Only the expiries this tick's own write applied count: an overlapping
                 # tick (or a report) that got there first did the work, not this one.
@@ -204,14 +218,13 @@ class Sweeper:
             self.leases.record(bucket.space, refile)
             report.refiled += len(refile)
 
-    def _expire(self, space: str, item: Item, now: int) -> JobStatus | Literal["renewed", "moot"]:
+    def _expire(self, space: str, job: Job, now: int) -> JobStatus | Literal["renewed", "moot"]:
         """Expire the attempt if its lease has ended: the status this write moved it to;
         "renewed" when its lease was renewed (file it again); "moot" when something else
         (a report, a cancel, another tick) moved it first."""
         for _ in range(2):
-            if item_lease(item) > now:
+            if lease_of(job) > now:
                 return "renewed"
-            job = self.jobs.load(space, item, bodies=False)
             transition = expire(
                 job,
                 now_ms=now,
@@ -219,17 +232,16 @@ class Sweeper:
                 retention=self.settings.get(space).retention,
                 aging_ms=self.policies.get(space, job.name).aging_ms,
             )
-            error = pack(space, job.id, "error", transition.changes["error"].encode())
+            error = self.jobs.pack(space, job.id, "error", transition.changes["error"].encode())
             try:
-                self.jobs.apply(space, job.id, transition, stored=replacing("error", error), held=item)
+                self.jobs.transition(space, job.id, transition, value=error, held=job)
             except JobConflict as failed:
                 current = failed.current
                 if current is None or current.status != JobStatus.RUNNING:
                     return "moot"  # finished, expired or gone meanwhile: nothing left to expire
                 if current.attempt != job.attempt:
                     return "moot"
-                assert failed.item is not None
-                item = failed.item  # renewed meanwhile: look again (its item: the holds it has)
+                job = current  # renewed meanwhile: look again (with the holds it has now)
                 continue
             return transition.to
         return "renewed"
@@ -255,24 +267,19 @@ class Sweeper:
             for name in self.spaces.names(space):
                 if not self._claimable(space, name, policies, now - settings.unclaimed_ms):
                     continue
-                aging_ms = policies.get(name).aging_ms
-                rows = self.jobs.unclaimed(
+                waiting = self.jobs.unclaimed(
                     space,
                     name,
                     now - settings.unclaimed_ms,
-                    aging_ms,
+                    policies.get(name).aging_ms,
                     self.unclaimed_per_name,
                     reach=policies.spread(name).reach,
                 )
-                for row in rows:
-                    error = pack(space, row["sk"], "error", transition.changes["error"].encode())
+                for job in waiting:
+                    error = self.jobs.pack(space, job.job_id, "error", transition.changes["error"].encode())
                     try:
-                        self.jobs.apply(
-                            space,
-                            row["sk"],
-                            transition,
-                            stored=replacing("error", error),
-                            owner=Owner(name, row.get("concurrencyKey")),
+                        self.jobs.transition(
+                            space, job.job_id, transition, value=error, owner=Owner(name, job.concurrency_key)
                         )
                     except JobConflict:
                         continue  # claimed or cancelled since the index saw it
@@ -313,5 +320,5 @@ class Sweeper:
             report.callbacks["HANDED_OVER"] = len(due)
 
 
-def item_lease(item: Item) -> int:
-    return int(item.get("leaseUntilMs") or 0)
+def lease_of(job: Job) -> int:
+    return job.lease_until_ms or 0

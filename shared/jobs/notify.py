@@ -26,21 +26,17 @@ item at most once per stream batch (`Notifier`).
 from __future__ import annotations
 
 import hashlib
-import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ulid import ULID
 
 from shared import limits
 from shared.jobs.context import Context
 from shared.jobs.create import create_once
-from shared.machine import JobStatus
+from shared.machine import Job, JobStatus
 from shared.schema import NewJob, dump_json, nesting_within
-from shared.settings import Destination, Kind
-from shared.store.dynamo import Item
-
-if TYPE_CHECKING:
-    from shared.store.jobs import Inserted
+from shared.settings import Destination, Kind, Settings
+from shared.store.port import Inserted, Snapshot
 
 
 def notice_id(space: str, job_id: str, kind: Kind, finished_ms: int) -> str:
@@ -51,32 +47,31 @@ def notice_id(space: str, job_id: str, kind: Kind, finished_ms: int) -> str:
     return str(ULID.from_int((finished_ms << 80) | int.from_bytes(digest, "big")))
 
 
-def due(destinations: list[Destination], item: Item) -> list[Destination]:
-    """The destinations a job that just ended (its finished item) sends a notice to."""
-    name = item.get("name")
-    if any(d.name == name for d in destinations):
+def due(destinations: list[Destination], job: Job) -> list[Destination]:
+    """The destinations a job that just ended (as it finished) sends a notice to."""
+    if any(d.name == job.name for d in destinations):
         return []
-    finished = int(item.get("finishedAtMs") or 0)
-    status = str(item["status"])
-    return [d for d in destinations if status in d.statuses and finished >= d.since_ms]
+    finished = job.finished_at_ms or 0
+    return [d for d in destinations if job.status.value in d.statuses and finished >= d.since_ms]
 
 
-def notice(kind: Kind, item: Item, error: str | None, result: Any) -> dict[str, Any]:
-    """The notice's payload, as the contract lists it, within the limits of any payload. A
-    result that would take it past them is left out (null, with `resultOmitted`): the job
-    has it. That is a result too large to go beside the rest, or one nested so deep (the
-    64 levels a result may have) that inside the notice it would be a level too deep: a
-    payload no create accepts, and that `jobs:retry` could then not copy."""
-    status = str(item["status"])
+def notice(kind: Kind, job: Job, error: str | None, result: Any) -> dict[str, Any]:
+    """The notice's payload (of `job`, which ended with `error` and `result`), as the
+    contract lists it, within the limits of any payload. A result that would take it past them is left out
+    (null, with `resultOmitted`): the job has it. That is a result too large to go beside
+    the rest, or one nested so deep (the 64 levels a result may have) that inside the
+    notice it would be a level too deep: a payload no create accepts, and that
+    `jobs:retry` could then not copy."""
+    status = job.status.value
     body: dict[str, Any] = {
-        "jobId": item["sk"],
-        "name": item["name"],
+        "jobId": job.id,
+        "name": job.name,
         "status": status,
-        "attempts": int(item.get("attempt") or 0),
-        "maxAttempts": int(item["maxAttempts"]),
+        "attempts": job.attempt,
+        "maxAttempts": job.max_attempts,
         "error": error,
-        "result": result if kind == "onSettled" and status == JobStatus.COMPLETED.value else None,
-        "failedAtMs" if kind == "onFailure" else "settledAtMs": int(item["finishedAtMs"]),
+        "result": result if kind == "onSettled" and job.status == JobStatus.COMPLETED else None,
+        "failedAtMs" if kind == "onFailure" else "settledAtMs": job.finished_at_ms,
     }
     if not nesting_within(body, limits.MAX_JSON_DEPTH) or len(dump_json(body)) > limits.MAX_PAYLOAD_BYTES:
         body["result"] = None
@@ -102,30 +97,24 @@ class Notifier:
         if kept is not None and kept[0] > finished_ms:  # read after it finished (not in the same ms)
             return kept[1]
         now = self.ctx.clock.now_ms()
-        item = self.ctx.spaces.settings(space) or {}
-        found = [d for kind in ("onFailure", "onSettled") if (d := Destination.of(kind, item.get(kind)))]
+        settings = Settings.from_item(self.ctx.spaces.settings(space))
+        found = [d for d in (settings.on_failure, settings.on_settled) if d is not None]
         self._read[space] = (now, found)
         return found
 
-    def ended(self, space: str, item: Item) -> list[Inserted]:
-        """Send the notices of one job that just ended (its item as the stream saw it)."""
-        destinations = self.destinations(space, int(item.get("finishedAtMs") or 0))
+    def ended(self, space: str, seen: Snapshot) -> list[Inserted]:
+        """Send the notices of one job that just ended (as the stream saw it finish)."""
+        destinations = self.destinations(space, seen.job.finished_at_ms or 0)
         if not destinations:
             return []
-        due_now = due(destinations, item)
+        due_now = due(destinations, seen.job)
         if not due_now:
             return []
-        # Only what a notice carries: the payload is not read.
-        result, error = self.ctx.jobs.blobs.read_many(space, [(item, "result"), (item, "error")])
+        job = self.ctx.jobs.outcome(seen)  # only what a notice carries: the payload is not read
         made = []
         for destination in due_now:
-            body = notice(
-                destination.kind,
-                item,
-                error.decode() if error is not None else None,
-                json.loads(result) if result is not None else None,
-            )
-            made_id = notice_id(space, str(item["sk"]), destination.kind, int(item["finishedAtMs"]))
+            body = notice(destination.kind, job, job.error, job.result)
+            made_id = notice_id(space, job.id, destination.kind, job.finished_at_ms or 0)
             # Built, not validated: the name was checked when set, and the notice is within
             # a payload's limits (`notice`) around a result checked when reported.
             request = NewJob.model_construct(name=destination.name, payload=body)

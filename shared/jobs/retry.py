@@ -22,11 +22,9 @@ from shared.ids import is_ulid
 from shared.jobs.context import Context
 from shared.jobs.create import create
 from shared.jobs.outcomes import Refused, Retried, RetryOutcome
-from shared.machine import RETRYABLE, Job, JobStatus
+from shared.machine import RETRYABLE, Job
 from shared.schema import NewJob, parse
-from shared.store.codec import purged
-from shared.store.dynamo import Item
-from shared.store.jobs import RetryOf
+from shared.store.port import RetryOf, Snapshot
 
 
 @dataclass
@@ -69,44 +67,44 @@ def retry(ctx: Context, space: str, ids: list[str]) -> list[RetryOutcome]:
 
 def _fresh(
     ctx: Context, space: str, ids: list[str], outcomes: list[RetryOutcome | None], first: dict[str, int]
-) -> list[Item]:
-    """The items of the old jobs to retry now, each id once (its first place in `first`);
-    the others are answered in `outcomes` (a repeat of an id is left for its first)."""
+) -> list[Snapshot]:
+    """The old jobs to retry now, each id once (its first place in `first`); the others
+    are answered in `outcomes` (a repeat of an id is left for its first)."""
     now = ctx.clock.now_ms()
     known = [i for i in ids if is_ulid(i)]
-    items = ctx.jobs.items(space, known, consistent=True) if known else {}
+    seen = ctx.jobs.snapshots(space, known, consistent=True) if known else {}
     retried = ctx.jobs.retries(space, known) if known else {}
     fresh = []
     for at, old_id in enumerate(ids):
-        item = items.get(old_id)
-        if item is None or purged(item, now):
+        found = seen.get(old_id)
+        if found is None or found.job.purged(now):
             outcomes[at] = Refused("NOT_FOUND", f"job {old_id} does not exist")
-        elif JobStatus(item["status"]) not in RETRYABLE:
+        elif found.job.status not in RETRYABLE:
             statuses = " or ".join(sorted(s.value.lower() for s in RETRYABLE))
             outcomes[at] = Refused(
-                "NOT_RETRYABLE", f"job {old_id} is {item['status']}: only {statuses} jobs are retried"
+                "NOT_RETRYABLE",
+                f"job {old_id} is {found.job.status.value}: only {statuses} jobs are retried",
             )
         elif old_id in retried:
             outcomes[at] = _outcome(retried[old_id], old_id, new=False)
         elif old_id not in first:
             first[old_id] = at
-            fresh.append(item)
+            fresh.append(found)
     return fresh
 
 
 def _wanted(
     ctx: Context,
     space: str,
-    fresh: list[Item],
+    fresh: list[Snapshot],
     outcomes: list[RetryOutcome | None],
     first: dict[str, int],
 ) -> list[_Wanted]:
     """The create requests of the old jobs in `fresh`; one that cannot be made again is
     answered in `outcomes`."""
     wanted = []
-    payloads = ctx.jobs.blobs.read_many(space, [(item, "payload") for item in fresh])
-    for item, raw in zip(fresh, payloads, strict=True):
-        old = ctx.jobs.load(space, item, bodies=False)
+    payloads = ctx.jobs.payloads(space, fresh)
+    for old, raw in zip((s.job for s in fresh), payloads, strict=True):
         at = first[old.id]
         try:
             request = _checked(ctx, old, raw)
@@ -115,7 +113,7 @@ def _wanted(
             # answered for its id, as every other refusal is, and the rest are retried.
             outcomes[at] = Refused("NOT_RETRYABLE", f"job {old.id} cannot be retried: {refused.message}")
             continue
-        wanted.append(_Wanted(at, old.id, request, RetryOf(old.id, item.get("ttl"))))
+        wanted.append(_Wanted(at, old.id, request, RetryOf.of(old)))
     return wanted
 
 

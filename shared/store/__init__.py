@@ -56,4 +56,5 @@ The modules, by what they keep:
 | `blobs`, `journal`, `listing` | large values (side items, S3), lines and events, the newest-first list |
 | `books`, `leases`, `deadlines` | the buckets the clock reads: leases to check, deadlines to cancel |
 | `deliveries`, `spaces`, `tokens`, `secrets` | callbacks' deliveries, spaces' settings, tokens, secrets |
+| `images` | a job as one look at its item saw it (`Snapshot`): stream records, the sender's messages |
 """

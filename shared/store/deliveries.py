@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from shared import limits
@@ -29,6 +30,16 @@ class Found(NamedTuple):
     job_id: str
     recorded: bool
     """False: a finished job whose delivery has no record yet."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """An attempt one sender holds (`DeliveryStore.take`): which try of the delivery it is
+    (its result is recorded for that one alone), and when the first try was made (a
+    delivery is given up a day after)."""
+
+    number: int
+    first_at_ms: int
 
 
 REMOVED = "REMOVED"
@@ -111,9 +122,10 @@ class DeliveryStore:
                 found.append(Found(space, job_id, recorded=True))
         return found
 
-    def take(self, space: str, job_id: str, now_ms: int, hold_ms: int) -> Item | None:
+    def take(self, space: str, job_id: str, now_ms: int, hold_ms: int) -> Attempt | None:
         """Hold the next attempt for one sender: only one sends at a time, and a sender
-        that crashed mid-attempt lets the hold run out so the attempt is made again."""
+        that crashed mid-attempt lets the hold run out so the attempt is made again. None:
+        not due, or held by another sender."""
         update = UpdateBuilder()
         update.add("attempts", 1)
         update.set("sendingUntilMs", now_ms + hold_ms)
@@ -123,9 +135,10 @@ class DeliveryStore:
         update.names["#sendingUntilMs"] = "sendingUntilMs"
         update.vals[":now"] = now_ms
         try:
-            return self.db.apply(keys.delivery(space, job_id), update, returns="ALL_NEW")
+            held = self.db.apply(keys.delivery(space, job_id), update, returns="ALL_NEW")
         except ConditionFailed:
             return None
+        return Attempt(int(held["attempts"]), int(held["firstAtMs"]))
 
     def record(
         self,

@@ -21,21 +21,28 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from shared.machine import Job, JobStatus, Transition
 from shared.store.blobs import Packed
+from shared.store.books import Bucket, E
 from shared.store.counters import Owner
-from shared.store.deliveries import DeliveryState
+from shared.store.deadlines import DeadlineEntry
+from shared.store.deliveries import Attempt, DeliveryState, Found
+from shared.store.images import JobChange, Snapshot
 from shared.store.jobs import Reservation
 from shared.store.jobs.pages import JobPage, Watched
 from shared.store.jobs.records import (
     Census,
     ClaimPlan,
     ClaimResult,
+    Inserted,
     JobConflict,
     KeyHolder,
     NameClaim,
     NewRecord,
     ReportExtras,
+    RetryOf,
+    Waiting,
 )
 from shared.store.journal import Event, Line
+from shared.store.leases import LeaseEntry
 from shared.store.policies import Policy, Rate, SpacePolicies
 from shared.store.settings import Destination, Kind, Settings
 from shared.store.spaces import SpaceState
@@ -138,6 +145,111 @@ class JobStorePort(Protocol):
         self, space: str, name: str, key: str, *, tokens: int, interval_ms: int, now_ms: int
     ) -> int | None:
         """When the key's `perKeyRate` next allows a hand-out, if it allows none now."""
+        ...
+
+    # clock: the clock's drains and looks, the stream's records, the callback sender
+    def found(self, space: str, job_ids: list[str], *, consistent: bool) -> dict[str, Job]:
+        """The jobs of `job_ids` there are, by id, without bodies (past retention or not)."""
+        ...
+
+    def snapshot(self, space: str, job_id: str) -> Snapshot | None:
+        """The job as its item stands now (strongly consistent), its bodies left to read."""
+        ...
+
+    def snapshots(self, space: str, job_ids: list[str], *, consistent: bool) -> dict[str, Snapshot]:
+        """The jobs of `job_ids` there are, by id, as snapshots."""
+        ...
+
+    def outcome(self, seen: Snapshot) -> Job:
+        """The job of `seen` with its result and error, not its payload."""
+        ...
+
+    def payloads(self, space: str, seen: list[Snapshot]) -> list[bytes | None]:
+        """The stored payload of each job of `seen`, in one batched read."""
+        ...
+
+    def forget_removed(self, removed: Snapshot) -> None:
+        """Delete what a job retention removed left behind (lines, events, values, its key's hold)."""
+        ...
+
+    def unclaimed(
+        self, space: str, name: str, ready_by_ms: int, aging_ms: int, limit: int, *, reach: int = ...
+    ) -> list[Waiting]:
+        """Pending jobs of `name` claimable since `ready_by_ms` or earlier, up to `limit`."""
+        ...
+
+    @property
+    def deadlines(self) -> BookPort[DeadlineEntry]:
+        """The deadline book: jobs to cancel when their deadlines pass."""
+        ...
+
+    @property
+    def counters(self) -> CountersPort:
+        """A name's counted limits: its slots and its rate."""
+        ...
+
+
+class BookPort(Protocol[E]):
+    """A book of jobs to look at when a time comes (`shared.store.books`): the lease book,
+    the deadline book."""
+
+    def partitions(self) -> list[str]: ...
+
+    def due(self, partition: str, now_ms: int) -> tuple[list[Bucket[E]], bool]:
+        """The partition's due buckets, oldest first, a page of them; and whether more may be due."""
+        ...
+
+    def remove(self, buckets: list[Bucket[E]]) -> None: ...
+
+    def record(self, space: str, rows: list[tuple[Any, ...]]) -> None:
+        """File the entries made of `rows` in one bucket, due at the earliest of them."""
+        ...
+
+
+class CountersPort(Protocol):
+    """A name's counted limits as they stand (`shared.store.counters`)."""
+
+    def running(self, space: str, name: str) -> list[int]:
+        """Slots held on each of the name's slot items (strongly consistent)."""
+        ...
+
+    def rate_until(self, space: str, name: str, tokens: int, interval_ms: int, now_ms: int) -> int | None:
+        """When the name's rate next allows a hand-out, if it allows none now (None: it does)."""
+        ...
+
+
+class DeliveryStorePort(Protocol):
+    """Callbacks' deliveries (`shared.store.deliveries`): one a finished job with a callback."""
+
+    def start(self, space: str, job_id: str, now_ms: int, *, clear_mark: bool = False) -> bool:
+        """Record the delivery due now; whether it is pending (False: over, or its job removed)."""
+        ...
+
+    def due(self, spaces: list[str], now_ms: int) -> list[Found]:
+        """Pending deliveries due by now, and finished jobs whose delivery has no record yet."""
+        ...
+
+    def take(self, space: str, job_id: str, now_ms: int, hold_ms: int) -> Attempt | None:
+        """Hold the next attempt for one sender (None: not due, or held by another)."""
+        ...
+
+    def record(
+        self,
+        space: str,
+        job_id: str,
+        *,
+        attempt: int,
+        state: str,
+        next_at_ms: int | None,
+        status: int | None,
+        error: str | None,
+        now_ms: int,
+    ) -> None:
+        """Write one attempt's result; only the sender holding that attempt may."""
+        ...
+
+    def bury(self, space: str, job_id: str, now_ms: int) -> None:
+        """The job is gone: a tombstone in place of its delivery."""
         ...
 
 
@@ -328,19 +440,28 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "Attempt",
+    "BookPort",
+    "Bucket",
     "Census",
     "ClaimPlan",
     "ClaimResult",
+    "CountersPort",
+    "DeadlineEntry",
     "DeliveryReads",
     "DeliveryState",
+    "DeliveryStorePort",
     "Destination",
     "Event",
+    "Inserted",
+    "JobChange",
     "JobConflict",
     "JobPage",
     "JobStorePort",
     "JournalPort",
     "KeyHolder",
     "Kind",
+    "LeaseEntry",
     "Line",
     "NameClaim",
     "NewRecord",
@@ -350,8 +471,10 @@ __all__ = [
     "Rate",
     "ReportExtras",
     "Reservation",
+    "RetryOf",
     "SecretsPort",
     "Settings",
+    "Snapshot",
     "SpaceListing",
     "SpacePolicies",
     "SpaceState",
@@ -360,6 +483,7 @@ __all__ = [
     "SpreadStorePort",
     "TokenRecord",
     "TokenStorePort",
+    "Waiting",
     "Watched",
 ]
 

@@ -22,6 +22,7 @@ from shared.clock import ManualClock
 from shared.outbox import MAX_MESSAGE, SPACE_SENDS, LocalOutbox, SqsOutbox, due_of, message
 from shared.runtime import Runtime
 from shared.store import dynamo, keys
+from shared.store.port import Snapshot
 from tests.support import PATIENCE_S, Api, Background, eventually
 from tests.timers.conftest import Receiver
 from tests.timers.test_callbacks import Faulty
@@ -96,8 +97,9 @@ def test_a_message_carries_the_finished_job_when_it_is_small(rt: Runtime, api: A
     [job_id] = finished(api, "hooks", "https://example.com/hook", payload={"bytes": "x" * 100})
     item = rt.db.get(keys.job("hooks", job_id))
     assert item is not None
-    assert due_of(message(("hooks", job_id, item))) == ("hooks", job_id, item)
-    huge = item | {"padding": b"\x00" * MAX_MESSAGE}
+    seen = Snapshot("hooks", item)
+    assert due_of(message(("hooks", job_id, seen))) == ("hooks", job_id, seen)
+    huge = Snapshot("hooks", item | {"padding": b"\x00" * MAX_MESSAGE})
     assert due_of(message(("hooks", job_id, huge))) == ("hooks", job_id), "too large: the sender reads it"
 
 
@@ -105,7 +107,8 @@ def test_on_aws_the_outbox_hands_deliveries_to_the_queue_in_their_spaces_groups(
     with mock_aws():
         sqs = boto3.client("sqs", region_name="us-east-1")
         url = sqs.create_queue(QueueName="callbacks")["QueueUrl"]
-        dues: list[Due] = [("a", f"job{n}") for n in range(12)] + [("b", "job", {"pk": "J#b", "n": 1})]
+        carried = Snapshot("b", {"pk": "J#b", "n": 1})
+        dues: list[Due] = [("a", f"job{n}") for n in range(12)] + [("b", "job", carried)]
         SqsOutbox(sqs, url).submit(dues)
         got: list[dict[str, Any]] = []
         while batch := sqs.receive_message(

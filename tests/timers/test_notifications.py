@@ -13,6 +13,7 @@ from ulid import ULID
 from shared import limits
 from shared.clock import ManualClock
 from shared.jobs import notify
+from shared.machine import Backoff, Job, JobStatus
 from shared.runtime import Runtime
 from tests.support import Api, Background
 
@@ -286,14 +287,20 @@ def test_a_full_space_counts_a_notice_but_never_refuses_it(api: Api, bg: Backgro
 
 
 def test_a_result_too_large_for_the_notice_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
-    item = {
-        "sk": "01J",
-        "name": "n",
-        "status": "COMPLETED",
-        "attempt": 1,
-        "maxAttempts": 4,
-        "finishedAtMs": 5,
-    }
+    item = Job(
+        id="01J",
+        space=SPACE,
+        name="n",
+        status=JobStatus.COMPLETED,
+        attempt=1,
+        failures=0,
+        max_attempts=4,
+        timeout_ms=1_000,
+        backoff=Backoff("exponential", 1_000, 60_000, False),
+        created_at_ms=0,
+        run_at_ms=0,
+        finished_at_ms=5,
+    )
     assert notify.notice("onSettled", item, None, {"r": 1})["result"] == {"r": 1}
     assert notify.notice("onFailure", item, None, {"r": 1})["result"] is None
     monkeypatch.setattr(limits, "MAX_PAYLOAD_BYTES", 200)

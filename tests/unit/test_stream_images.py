@@ -1,5 +1,5 @@
 """Stream records as each engine writes them: the stream reader's Lambda records
-(devserver/background.py `as_lambda_record`) and their images (shared/stream.py `JobChange.of`)."""
+(devserver/background.py `as_lambda_record`) and their images (shared/store/images.py `JobChange.of`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from devserver.background import as_lambda_record
-from shared.stream import JobChange
+from shared.store.images import JobChange
 
 
 def record(new_image: dict[str, Any]) -> dict[str, Any]:

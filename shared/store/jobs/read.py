@@ -1,6 +1,7 @@
 """Reads: job items by id, a space's jobs newest first, a name's pending jobs (unclaimed,
 census), idempotency keys' holders and retry marks; and `forget`, what retention removes
-beside a job's item."""
+beside a job's item. The clock, the stream and the callback sender read jobs as `Job`s and
+`Snapshot`s (`shared.store.images`), whose bodies are read later, or never."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from shared.machine import MAX_PRIORITY, Job, JobStatus, hand_out_order
 from shared.store import keys
 from shared.store.codec import job_from_item, purged, ttl_seconds
 from shared.store.dynamo import ConditionFailed, Item
+from shared.store.images import Snapshot
 from shared.store.jobs.parts import Parts
-from shared.store.jobs.records import Census, KeyHolder
+from shared.store.jobs.records import Census, KeyHolder, Waiting
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE
 
 
@@ -52,7 +54,7 @@ class Reads(Parts):
         limit: int,
         *,
         reach: int = keys.READY_SHARDS,
-    ) -> list[Item]:
+    ) -> list[Waiting]:
         """Pending jobs of `name` claimable since `ready_by_ms` or earlier, up to `limit`.
 
         Later jobs are read by their ready time: every entry up to the bound qualifies.
@@ -83,7 +85,7 @@ class Reads(Parts):
                     for r in entries
                     if r.get("concurrencyKey") is not None
                 ]
-        return found[:limit]
+        return [Waiting(str(r["sk"]), r.get("concurrencyKey")) for r in found[:limit]]
 
     def _lane(
         self, partition: str, lane: tuple[str, str, str | None], ready_by_ms: int, want: int
@@ -228,6 +230,42 @@ class Reads(Parts):
             if len(found) == limit:
                 break
         return found
+
+    # -- the clock's, the stream's and the sender's reads: jobs and snapshots -----------
+
+    def found(self, space: str, job_ids: list[str], *, consistent: bool) -> dict[str, Job]:
+        """The jobs of `job_ids` there are, by id, without their bodies (past their
+        retention or not: a job past it is finished, and the clock leaves it alone)."""
+        return {
+            job_id: job_from_item(space, item)
+            for job_id, item in self.items(space, job_ids, consistent=consistent).items()
+        }
+
+    def snapshot(self, space: str, job_id: str) -> Snapshot | None:
+        """The job's item as it stands now (strongly consistent), its bodies left to read."""
+        item = self.get_item(space, job_id)
+        return None if item is None else Snapshot(space, item)
+
+    def snapshots(self, space: str, job_ids: list[str], *, consistent: bool) -> dict[str, Snapshot]:
+        """The items of `job_ids` there are, by id, as snapshots (in one batched read)."""
+        return {
+            job_id: Snapshot(space, item)
+            for job_id, item in self.items(space, job_ids, consistent=consistent).items()
+        }
+
+    def outcome(self, seen: Snapshot) -> Job:
+        """The job of `seen` with its result and error, read from wherever they live, but not
+        its payload: what a callback's body or a notice carries (a large payload is in S3)."""
+        return self.load(seen.space, seen.item, payload=False)
+
+    def payloads(self, space: str, seen: list[Snapshot]) -> list[bytes | None]:
+        """The stored payload of each job of `seen` (UTF-8 JSON), in one batched read of
+        those kept outside their items."""
+        return self.blobs.read_many(space, [(s.item, "payload") for s in seen])
+
+    def forget_removed(self, removed: Snapshot) -> None:
+        """`forget` a job retention removed, from its item as it was then (the removal's record)."""
+        self.forget(removed.space, str(removed.item["sk"]), removed.item)
 
 
 def _json(raw: bytes | None) -> Any:

@@ -12,7 +12,7 @@ from typing import Any
 from shared.machine import Hold, Job, JobStatus, Place, Progress
 from shared.store import keys
 from shared.store.blobs import ITEM_BUDGET, Packed, pack
-from shared.store.codec import approximate_size, job_from_item, job_item
+from shared.store.codec import approximate_size, job_from_item, job_item, ttl_seconds
 from shared.store.dynamo import ConditionFailed, Item, serialize, values
 
 
@@ -71,6 +71,11 @@ class RetryOf:
 
     job_id: str
     ttl: int | None
+
+    @classmethod
+    def of(cls, job: Job) -> RetryOf:
+        """A retry of `job`: its mark is kept as long as `job` is (its purge time, as TTL's seconds)."""
+        return cls(job.id, None if job.purge_at_ms is None else ttl_seconds(job.purge_at_ms))
 
 
 @dataclass(frozen=True)
@@ -233,3 +238,12 @@ class KeyHolder:
         if self.finished_at_ms is None:
             return False
         return self.finished_at_ms + key_window_ms <= now_ms
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A pending job as a name's ready lanes list it (`JobStore.unclaimed`): its id, and
+    its concurrency key, whose counts it holds with its name's."""
+
+    job_id: str
+    concurrency_key: str | None = None
