@@ -35,7 +35,7 @@ from shared.jobs.context import Context
 from shared.jobs.create import create_once
 from shared.machine import Job, JobStatus
 from shared.schema import NewJob, dump_json, nesting_within
-from shared.settings import Destination, Kind, Settings
+from shared.settings import Destination, Kind
 from shared.store.port import Inserted, Snapshot
 
 
@@ -97,7 +97,7 @@ class Notifier:
         if kept is not None and kept[0] > finished_ms:  # read after it finished (not in the same ms)
             return kept[1]
         now = self.ctx.clock.now_ms()
-        settings = Settings.from_item(self.ctx.spaces.settings(space))
+        settings = self.ctx.spaces.read_settings(space)
         found = [d for d in (settings.on_failure, settings.on_settled) if d is not None]
         self._read[space] = (now, found)
         return found

@@ -385,15 +385,14 @@ class JournalPort(Protocol):
         """Keep a report's lines, numbered from `first`."""
         ...
 
-    def lines(self, space: str, job_id: str, after: int, limit: int) -> list[tuple[int, dict[str, Any]]]:
-        """Lines numbered `after` and up, at most `limit`, in order, with their numbers."""
+    def lines(self, space: str, job_id: str, after: int, limit: int) -> list[Line]:
+        """Lines numbered `after` and up, at most `limit`, in order."""
         ...
 
     def put_event(self, space: str, job_id: str, seq: int, body: str, at_ms: int) -> None: ...
 
-    def events(self, space: str, job_id: str, after: int, limit: int) -> list[dict[str, Any]]:
-        """Events numbered `after` and up, at most `limit`: still as stored (`sk` the
-        number, `body` the event's JSON, `atMs`)."""
+    def events(self, space: str, job_id: str, after: int, limit: int) -> list[Event]:
+        """Events numbered `after` and up, at most `limit`, in order."""
         ...
 
 
