@@ -10,16 +10,15 @@ from dataclasses import dataclass
 from shared.clock import Clock
 from shared.errors import NotFound
 from shared.machine import WAIT_REASONS, WaitReason
-from shared.policy import Policy, SpacePolicies
-from shared.store.port import Census, JobStorePort
-from shared.store.spaces import SpaceStore
+from shared.policy import Policy
+from shared.store.port import Census, JobStorePort, SpaceStorePort
 
 COUNT_CAP = 10_000
 """Where a name's count stops: diagnostics stay one cheap read however deep the backlog."""
 
 
 class Diagnostics:
-    def __init__(self, *, clock: Clock, jobs: JobStorePort, spaces: SpaceStore) -> None:
+    def __init__(self, *, clock: Clock, jobs: JobStorePort, spaces: SpaceStorePort) -> None:
         self.clock = clock
         self.jobs = jobs
         self.spaces = spaces
@@ -32,14 +31,14 @@ class Diagnostics:
         Running jobs are counted for a name with a `concurrency` (its slots, exact); else
         `running` is null, and a name whose jobs are all running is listed only if it has a
         policy of its own."""
-        items = self.spaces.whole(space)
-        if not items:
+        state = self.spaces.space(space)  # read just now, with the names: no cache
+        if state is None:
             raise NotFound(f"space {space} does not exist")
         now = self.clock.now_ms()
-        policies = SpacePolicies.of(items)  # read just now, with the names: no cache
+        policies = state.policies
         own = set(policies.named())
         names = []
-        for name in sorted(sk.removeprefix("name#") for sk in items if sk.startswith("name#")):
+        for name in state.names:
             census = self.jobs.census(space, name, now, COUNT_CAP, reach=policies.spread(name).reach)
             if census.pending or name in own:
                 limits = self._limits(space, name, policies.get(name), now)

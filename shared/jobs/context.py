@@ -19,9 +19,7 @@ from shared.ids import IdGenerator
 from shared.policy import Policies
 from shared.spaces import SpaceSettings
 from shared.spread import Spreader
-from shared.store.deliveries import DeliveryStore
-from shared.store.jobs import JobStore
-from shared.store.port import JournalPort, SecretsPort, SpaceStorePort
+from shared.store.port import DeliveryStorePort, JobStorePort, JournalPort, SecretsPort, SpaceStorePort
 from shared.targets import TargetPolicy
 
 
@@ -43,7 +41,8 @@ class QueueConfig:
 @dataclass(frozen=True)
 class Context:
     clock: Clock
-    jobs: JobStore
+    jobs: JobStorePort
+    """Jobs: create, read, claim and transition, in domain values (`shared.store.port`)."""
     spaces: SpaceStorePort
     """Spaces' own items: settings, names and their policies, listings, in-flight room."""
     settings: SpaceSettings
@@ -52,7 +51,8 @@ class Context:
     """The names' policies (pause, concurrency, rate, spread, jobDefaults), cached."""
     journal: JournalPort
     """Jobs' log lines and events."""
-    deliveries: DeliveryStore
+    deliveries: DeliveryStorePort
+    """Callbacks' deliveries: one a finished job with a callback."""
     secrets: SecretsPort
     """The service's own secrets (the one that signs follow links)."""
     targets: TargetPolicy

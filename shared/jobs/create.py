@@ -18,7 +18,7 @@ from shared.jobs.records import new_record
 from shared.policy import SpacePolicies
 from shared.schema import NewJob
 from shared.settings import Settings
-from shared.store.jobs import Inserted, NewRecord, Reservation, RetryOf
+from shared.store.port import Inserted, NewRecord, Reservation, RetryOf
 
 ROOM_RETRY_MS = 1_000
 """How long a producer turned away by a full space is told to wait."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any, Protocol
 
 from shared.jobs.context import Context
 from shared.machine import EXPIRED, Job, Retention, deadline
@@ -23,13 +22,10 @@ from shared.observability import logger
 from shared.store.port import JobConflict, JobStorePort
 
 
-def cancel_expired(
-    jobs: _ReadingItems, space: str, job: Job | dict[str, Any], *, now_ms: int, retention: Retention
-) -> bool:
+def cancel_expired(jobs: JobStorePort, space: str, job: Job, *, now_ms: int, retention: Retention) -> bool:
     """Cancel `job` (as last read) with error `expired` if its deadline has passed
     unfinished: whether this write did it. The job's holds are let go in the same write,
     as any finish does (those it was read with; the write finds any it took since)."""
-    job = _as_job(jobs, space, job)
     if not job.past_deadline(now_ms):
         return False
     error = jobs.pack(space, job.id, "error", EXPIRED.encode())
@@ -47,11 +43,10 @@ def cancel_expired(
     return True
 
 
-def cancel_found(ctx: Context, space: str, job: Job | dict[str, Any], *, now: int) -> None:
+def cancel_found(ctx: Context, space: str, job: Job, *, now: int) -> None:
     """Cancel a job found past its deadline (by a claim, or by a report's refusal:
     `Rejected.expired`), as the clock would have: a fault leaves it to the clock, rather
     than fail the claim or the report."""
-    job = _as_job(ctx.jobs, space, job)
     with afterthought(job):
         cancel_expired(ctx.jobs, space, job, now_ms=now, retention=ctx.settings.get(space).retention)
 
@@ -68,16 +63,3 @@ def afterthought(job: Job) -> Iterator[None]:
         pass
     except Exception:
         logger.exception("a claim could not settle a job", extra={"action": "claim", "job": job.id})
-
-
-# -- until the clock and a claim hand the jobs they found ---------------------------------
-# The clock (`shared.sweeper`) and a claim (the store's `on_expired`) still hand the job's
-# item as they read it; the two lines below read it as the job, and go when they hand one.
-
-
-class _ReadingItems(JobStorePort, Protocol):
-    def load(self, space: str, item: dict[str, Any], *, bodies: bool = ...) -> Job: ...
-
-
-def _as_job(jobs: _ReadingItems, space: str, found: Job | dict[str, Any]) -> Job:
-    return jobs.load(space, found, bodies=False) if isinstance(found, dict) else found

@@ -14,7 +14,7 @@ from shared.jobs.context import Context
 from shared.machine import AT_LEAST_ONCE, Backoff, Callback, Job, JobStatus, place
 from shared.schema import NewJob, dump_json
 from shared.settings import Settings
-from shared.store.jobs import NewRecord, RetryOf
+from shared.store.port import NewRecord, RetryOf
 
 
 def new_record(

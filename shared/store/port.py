@@ -16,7 +16,7 @@ point 1).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from shared.machine import Job, JobStatus, Transition
@@ -64,6 +64,21 @@ class JobStorePort(Protocol):
 
     def retries(self, space: str, job_ids: list[str]) -> dict[str, str]:
         """The jobs already made by retrying each of `job_ids` (old id -> new id)."""
+        ...
+
+    def insert(
+        self,
+        space: str,
+        records: list[NewRecord],
+        *,
+        key_released: Callable[[KeyHolder], bool],
+        reservation: Reservation | None = None,
+        per_key: Mapping[str, int | None] | None = None,
+    ) -> list[Inserted]:
+        """Store new jobs, each with its idempotency key (taken in the same write, so two
+        racing creates with one key make one job; `key_released` says whether a key's
+        holder has let it go), within `reservation` on the space's count, and under
+        `per_key` caps on keys' pending jobs. One outcome per record, in order."""
         ...
 
     def transition(
@@ -248,16 +263,12 @@ class DeliveryStorePort(Protocol):
         """Write one attempt's result; only the sender holding that attempt may."""
         ...
 
-    def bury(self, space: str, job_id: str, now_ms: int) -> None:
-        """The job is gone: a tombstone in place of its delivery."""
+    def state(self, space: str, job_id: str) -> DeliveryState | None:
+        """Where the delivery stands, as `GET /jobs/{id}` shows it (None: no record of it yet)."""
         ...
 
-
-class DeliveryReads(Protocol):
-    """A finished job's callback delivery, as `GET /jobs/{id}` shows it."""
-
-    def state(self, space: str, job_id: str) -> DeliveryState | None:
-        """Where the delivery stands (None: no record of it yet)."""
+    def bury(self, space: str, job_id: str, now_ms: int) -> None:
+        """The job is gone: a tombstone in place of its delivery."""
         ...
 
 
@@ -447,7 +458,6 @@ __all__ = [
     "ClaimResult",
     "CountersPort",
     "DeadlineEntry",
-    "DeliveryReads",
     "DeliveryState",
     "DeliveryStorePort",
     "Destination",
@@ -491,5 +501,5 @@ if TYPE_CHECKING:
     from shared.store.deliveries import DeliveryStore
     from shared.store.spaces import SpaceStore
 
-    _delivery_reads: type[DeliveryReads] = DeliveryStore
+    _deliveries_speak: type[DeliveryStorePort] = DeliveryStore
     _space_listing: type[SpaceListing] = SpaceStore
