@@ -46,11 +46,11 @@ from devserver.wiring import (
 from shared import limits, render
 from shared.auth import Tokens
 from shared.clock import ManualClock
+from shared.job import JobStatus
 from shared.jobs.claim import claim
 from shared.jobs.create import create
 from shared.jobs.outcomes import Applied
 from shared.jobs.report import report
-from shared.machine import JobStatus
 from shared.runtime import Runtime
 from shared.schema import NewJob, NewToken, SettingsPatch, reports_in
 from shared.store import keys

@@ -7,8 +7,8 @@ from aws_lambda_powertools.event_handler import Response
 from shared import limits, render
 from shared.errors import InvalidArgument
 from shared.http import authorize, entrypoint, job_name, make_app, ok, query, query_int
+from shared.job import JobStatus
 from shared.jobs import read
-from shared.machine import JobStatus
 from shared.runtime import runtime
 
 app = make_app()

@@ -14,7 +14,7 @@ from infra.constructs.data import Data
 from infra.constructs.functions import Functions
 from infra.constructs.monitoring import Monitoring
 from infra.constructs.triggers import Triggers
-from shared.machine import FINAL
+from shared.job import FINAL
 
 _JOB = {"pk": {"S": [{"prefix": "J#"}]}}
 STREAM_FILTERS = [

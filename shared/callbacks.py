@@ -28,7 +28,7 @@ import httpx
 
 from shared import limits
 from shared.clock import Clock
-from shared.machine import Job, JobStatus
+from shared.job import Job, JobStatus
 from shared.spaces import SpaceSettings
 from shared.store.port import Attempt, DeliveryStorePort, JobStorePort, Snapshot
 from shared.targets import TargetPolicy, TargetRefused

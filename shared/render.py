@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from shared import answers
+from shared.job import AT_MOST_ONCE, Job, JobStatus
 from shared.jobs.outcomes import Applied, Refused, Retried
-from shared.machine import AT_MOST_ONCE, Job, JobStatus
 
 if TYPE_CHECKING:
     from shared.diagnostics import NameDiagnosis

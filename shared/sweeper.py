@@ -15,7 +15,8 @@ from typing import Literal, TypeVar
 
 from shared.callbacks import Due, Outbox
 from shared.clock import Clock
-from shared.machine import EXPIRED, Job, JobStatus, Retention, deadline, expire, unclaimed
+from shared.job import Job, JobStatus, Retention
+from shared.machine import EXPIRED, deadline, expire, unclaimed
 from shared.policy import Policies, SpacePolicies
 from shared.spaces import SpaceSettings
 from shared.spread import Spreader

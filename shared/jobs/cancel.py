@@ -8,9 +8,9 @@ is gone, is answered for its id and the others are cancelled.
 from __future__ import annotations
 
 from shared.ids import is_ulid
+from shared.job import JobStatus, Retention
 from shared.jobs.context import Context
 from shared.jobs.outcomes import Applied, Outcome, Refused
-from shared.machine import JobStatus, Retention
 from shared.machine import cancel as cancel_transition
 from shared.store.port import JobConflict
 

@@ -13,9 +13,10 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from shared import wire
+from shared.job import Job
 from shared.jobs.context import Context
 from shared.jobs.deadlines import afterthought
-from shared.machine import EXPIRED, Job, deadline
+from shared.machine import EXPIRED, deadline
 from shared.machine import fail as fail_transition
 from shared.machine import give_back as give_back_transition
 from shared.observability import logger

@@ -16,8 +16,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+from shared.job import Job, Retention
 from shared.jobs.context import Context
-from shared.machine import EXPIRED, Job, Retention, deadline
+from shared.machine import EXPIRED, deadline
 from shared.observability import logger
 from shared.store.port import JobConflict, JobStorePort
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from shared import limits
 from shared.errors import NotFound, Unauthenticated
 from shared.ids import is_ulid
+from shared.job import Job
 from shared.jobs.context import Context
-from shared.machine import Job
 from shared.schema import SPACE_PATTERN
 from shared.store.port import Line, Watched
 

@@ -31,9 +31,9 @@ from typing import Any
 from ulid import ULID
 
 from shared import limits
+from shared.job import Job, JobStatus
 from shared.jobs.context import Context
 from shared.jobs.create import create_once
-from shared.machine import Job, JobStatus
 from shared.schema import NewJob, dump_json, nesting_within
 from shared.settings import Destination, Kind
 from shared.store.port import Inserted, Snapshot

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shared.machine import JobStatus
+from shared.job import JobStatus
 
 
 @dataclass(frozen=True)

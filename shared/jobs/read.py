@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from shared.errors import InvalidArgument, NotFound
 from shared.ids import is_ulid
+from shared.job import Job, JobStatus
 from shared.jobs.context import Context
-from shared.machine import Job, JobStatus, NameState, WaitReason, waiting_on
+from shared.machine import NameState, WaitReason, waiting_on
 from shared.store.port import DeliveryState, Event, JobPage, Line
 
 PENDING_DELIVERY = DeliveryState(state="PENDING", attempts=0)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from shared import limits
 from shared.errors import InvalidArgument
+from shared.job import AT_LEAST_ONCE, Backoff, Callback, Job, JobStatus, place
 from shared.jobs.context import Context
-from shared.machine import AT_LEAST_ONCE, Backoff, Callback, Job, JobStatus, place
 from shared.schema import NewJob, dump_json
 from shared.settings import Settings
 from shared.store.port import NewRecord, RetryOf

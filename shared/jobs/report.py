@@ -13,11 +13,12 @@ import json
 from collections.abc import Sequence
 
 from shared.errors import InvalidArgument
+from shared.job import Job, Progress
 from shared.jobs.context import Context
 from shared.jobs.deadlines import cancel_found
 from shared.jobs.outcomes import Applied, Outcome, Refused
 from shared.jobs.report_decision import REASONS, Rejected, decide, refusal_of, rejected
-from shared.machine import Job, Progress, Transition, before_deadline
+from shared.machine import Transition, before_deadline
 from shared.machine import keep as keep_transition
 from shared.observability import logger
 from shared.schema import Report, dump_json

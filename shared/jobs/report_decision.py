@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shared import limits
+from shared.job import Job
 from shared.jobs.context import Context
-from shared.machine import Job, Transition, refusal
+from shared.machine import Transition, refusal
 from shared.machine import complete as complete_transition
 from shared.machine import fail as fail_transition
 from shared.machine import keep as keep_transition

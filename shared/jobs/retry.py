@@ -19,10 +19,10 @@ from typing import Any
 
 from shared.errors import InvalidArgument
 from shared.ids import is_ulid
+from shared.job import RETRYABLE, Job
 from shared.jobs.context import Context
 from shared.jobs.create import create
 from shared.jobs.outcomes import Refused, Retried, RetryOutcome
-from shared.machine import RETRYABLE, Job
 from shared.schema import NewJob, parse
 from shared.store.port import RetryOf, Snapshot
 

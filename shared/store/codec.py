@@ -6,18 +6,8 @@ import math
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from shared.machine import (
-    AT_LEAST_ONCE,
-    Backoff,
-    Callback,
-    Guard,
-    Hold,
-    Job,
-    JobStatus,
-    Place,
-    Progress,
-    Transition,
-)
+from shared.job import AT_LEAST_ONCE, Backoff, Callback, Job, JobStatus, Place, Progress
+from shared.machine import Guard, Hold, Transition
 from shared.store import keys
 from shared.store.dynamo import Item
 

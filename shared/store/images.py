@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.machine import FINAL, Job, JobStatus
+from shared.job import FINAL, Job, JobStatus
 from shared.store import keys
 from shared.store.codec import job_from_item
 from shared.store.dynamo import Item, deserialize, serialize

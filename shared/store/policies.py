@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared import limits
-from shared.machine import STRICT_AGING_MS
+from shared.job import STRICT_AGING_MS
 from shared.store import keys
 from shared.store.dynamo import Item
 from shared.store.spread import Spread

@@ -1,17 +1,17 @@
 """The job store as the use cases see it: a `Protocol` over domain values, never items.
 
-What crosses the port is `shared.machine`'s `Job` and the values below: a refused
-transition is a `JobConflict` carrying the job as it stood, an idempotency key's holder
-is a `KeyHolder`, and a new job's payload goes in as bytes, packed by the store
+What crosses the port is `shared.job`'s `Job`, `shared.machine`'s `Transition` and the
+values below: a refused transition is a `JobConflict` carrying the job as it stood, an
+idempotency key's holder is a `KeyHolder`, and a new job's payload goes in as bytes, packed by the store
 (`NewRecord.packing`). The values live with the store's others (`shared.store.jobs.records`);
 `shared.store.jobs.JobStore` is the one implementation (checked against `JobStorePort`
 by mypy in `shared.store.jobs`).
 
-This is the port's first part. The store's other methods still speak items (`apply`'s
-answer and its `extra`/`stored`/`held`, `get_item`, `items`,
-`page`, `load`, `forget`; `insert`, whose `key_released` is asked about a `KeyHolder`, still
-takes `NewRecord`s): each joins the port as its callers move to `shared/jobs/` (issue 18,
-point 1).
+Outside `shared/store/` this module is the only one of the store anything imports (the
+import-linter contract `store-behind-port`); the runtime's wiring (`shared.runtime`)
+alone builds the concrete stores. Each other store the use cases hold has its port here
+too (spaces, deliveries, journal, tokens, secrets, spreads), each checked against its one
+implementation by mypy at the end of this module.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from shared.machine import Job, JobStatus, Transition
+from shared.job import Job, JobStatus
+from shared.machine import Transition
 from shared.store.blobs import Packed
 from shared.store.books import Bucket, E
 from shared.store.counters import Owner
@@ -435,20 +436,6 @@ class SpreadStorePort(Protocol):
         ...
 
 
-if TYPE_CHECKING:
-    from shared.store.journal import Journal
-    from shared.store.secrets import ServiceSecrets
-    from shared.store.spaces import SpaceStore
-    from shared.store.spread import SpreadStore
-    from shared.store.tokens import TokenStore
-
-    _spaces_speak: type[SpaceStorePort] = SpaceStore
-    _tokens_speak: type[TokenStorePort] = TokenStore
-    _journal_speaks: type[JournalPort] = Journal
-    _secrets_speak: type[SecretsPort] = ServiceSecrets
-    _spread_speaks: type[SpreadStorePort] = SpreadStore
-
-
 __all__ = [
     "Attempt",
     "BookPort",
@@ -499,7 +486,18 @@ __all__ = [
 
 if TYPE_CHECKING:
     from shared.store.deliveries import DeliveryStore
+    from shared.store.jobs import JobStore
+    from shared.store.journal import Journal
+    from shared.store.secrets import ServiceSecrets
     from shared.store.spaces import SpaceStore
+    from shared.store.spread import SpreadStore
+    from shared.store.tokens import TokenStore
 
+    _jobs_speak: type[JobStorePort] = JobStore
     _deliveries_speak: type[DeliveryStorePort] = DeliveryStore
+    _spaces_speak: type[SpaceStorePort] = SpaceStore
     _space_listing: type[SpaceListing] = SpaceStore
+    _tokens_speak: type[TokenStorePort] = TokenStore
+    _journal_speaks: type[JournalPort] = Journal
+    _secrets_speak: type[SecretsPort] = ServiceSecrets
+    _spread_speaks: type[SpreadStorePort] = SpreadStore

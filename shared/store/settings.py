@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from shared import limits
-from shared.machine import KEPT_AS_FAILED, Backoff, BackoffKind, Retention
+from shared.job import KEPT_AS_FAILED, Backoff, BackoffKind, Retention
 from shared.store.dynamo import Item
 
 Kind = Literal["onFailure", "onSettled"]

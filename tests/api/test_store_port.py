@@ -9,7 +9,8 @@ import random
 import pytest
 
 from shared.clock import ManualClock
-from shared.machine import JobStatus, claim, place
+from shared.job import JobStatus, place
+from shared.machine import claim
 from shared.runtime import Runtime
 from shared.store.dynamo import ConditionFailed
 from shared.store.port import JobConflict, KeyHolder, NewRecord

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared.clock import ManualClock
+from shared.job import Job, Retention
 from shared.jobs.records import new_record
-from shared.machine import Job, Retention, Transition, claim, complete
+from shared.machine import Transition, claim, complete
 from shared.runtime import Runtime
 from shared.schema import NewJob
 from shared.settings import Settings

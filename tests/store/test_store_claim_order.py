@@ -3,7 +3,7 @@ first in first out within; delayed jobs wait for their time; only the names aske
 
 from __future__ import annotations
 
-from shared.machine import STRICT_AGING_MS, JobStatus
+from shared.job import STRICT_AGING_MS, JobStatus
 from shared.store.port import NameClaim
 from tests.store.shelf import MINUTE, Shelf
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import random
 
-from shared.machine import JobStatus, cancel, fail
+from shared.job import JobStatus
+from shared.machine import cancel, fail
 from shared.store import keys
 from shared.store.jobs import NameClaim
 from tests.store.shelf import KEEP, MINUTE, WINDOW, Shelf

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from shared.machine import JobStatus, complete, expire, keep
+from shared.job import JobStatus
+from shared.machine import complete, expire, keep
 from shared.store.jobs import JobConflict
 from tests.store.shelf import KEEP, LEASE, MINUTE, Shelf
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from shared.machine import Hold, JobStatus, Take, claim
+from shared.job import JobStatus
+from shared.machine import Hold, Take, claim
 from shared.store.counters import Owner
 from shared.store.jobs import CounterFull, KeyHolder, NameClaim, RetryOf
 from shared.store.jobs.apply import with_takes

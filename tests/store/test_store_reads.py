@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from shared.machine import JobStatus, Progress, claim, complete, keep
+from shared.job import JobStatus, Progress
+from shared.machine import claim, complete, keep
 from shared.store.jobs import NameLimits
 from shared.store.port import Event, Line, ReportExtras
 from tests.store.shelf import KEEP, MINUTE, Shelf

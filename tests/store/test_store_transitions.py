@@ -5,20 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from shared.machine import (
-    AT_LEAST_ONCE,
-    JobStatus,
-    Transition,
-    cancel,
-    claim,
-    complete,
-    deadline,
-    expire,
-    fail,
-    release,
-    stall,
-    touch,
-)
+from shared.job import AT_LEAST_ONCE, JobStatus
+from shared.machine import Transition, cancel, claim, complete, deadline, expire, fail, release, stall, touch
 from shared.store.blobs import pack, replacing
 from shared.store.jobs import JobConflict
 from tests.store.shelf import KEEP, LEASE, MINUTE, Shelf

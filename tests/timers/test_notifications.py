@@ -12,8 +12,8 @@ from ulid import ULID
 
 from shared import limits
 from shared.clock import ManualClock
+from shared.job import Backoff, Job, JobStatus
 from shared.jobs import notify
-from shared.machine import Backoff, Job, JobStatus
 from shared.runtime import Runtime
 from tests.support import Api, Background
 

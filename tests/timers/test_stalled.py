@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from shared.clock import ManualClock
+from shared.job import AT_LEAST_ONCE, Job, JobStatus, Retention
 from shared.jobs import claim as claiming
-from shared.machine import AT_LEAST_ONCE, Job, JobStatus, Retention, expire
+from shared.machine import expire
 from shared.runtime import Runtime
 from shared.store import keys
 from shared.store.dynamo import ConditionFailed

@@ -3,8 +3,9 @@ could not start before the deadline."""
 
 from __future__ import annotations
 
+from shared import job as jobs_values
 from shared import machine
-from shared.machine import Backoff, Job, JobStatus, Retention
+from shared.job import Backoff, Job, JobStatus, Retention
 from shared.store import deadlines
 from shared.store.codec import expired, transition_update
 
@@ -67,7 +68,7 @@ def test_a_lease_ending_when_no_retry_could_start_in_time_fails_the_job() -> Non
 def test_the_deadline_cancel_is_guarded_by_the_deadline_and_an_unfinished_status() -> None:
     t = machine.deadline(now_ms=10_000, retention=RETENTION, has_callback=False)
     assert (t.to, t.changes["error"], t.ready_index) == (JobStatus.CANCELLED, "expired", "leave")
-    assert t.guard.statuses == machine.UNFINISHED
+    assert t.guard.statuses == jobs_values.UNFINISHED
     update = transition_update("s", "j", t)
     assert "#expiresAt <= " in update.condition()
     assert 10_000 in update.vals.values()

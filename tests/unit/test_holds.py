@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from shared import machine
-from shared.machine import Hold, Retention, Take
+from shared.job import Retention
+from shared.machine import Hold, Take
 from shared.store.codec import released, transition_update
 from shared.store.counters import rate_shares, slot_shares
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from shared import job as jobs_values
 from shared import machine
-from shared.machine import Backoff, Job, JobStatus, Retention
+from shared.job import Backoff, Job, JobStatus, Retention
 
 RETENTION = Retention(completed_ms=1_000, failed_ms=5_000)
 AGING = 60_000
@@ -135,7 +136,7 @@ def test_complete_is_final_with_the_completed_retention() -> None:
     assert t.to == JobStatus.COMPLETED and t.changes["purge_at_ms"] == 1_010
 
 
-@pytest.mark.parametrize("status", sorted(machine.FINAL))
+@pytest.mark.parametrize("status", sorted(jobs_values.FINAL))
 def test_no_transition_applies_to_a_finished_job(status: JobStatus) -> None:
     transitions = [
         machine.claim(attempt_before=1, now_ms=0, lease_ms=1),
@@ -149,7 +150,7 @@ def test_no_transition_applies_to_a_finished_job(status: JobStatus) -> None:
 
 
 def test_cancel_applies_to_anything_unfinished() -> None:
-    assert machine.cancel(now_ms=0, retention=RETENTION).guard.statuses == machine.UNFINISHED
+    assert machine.cancel(now_ms=0, retention=RETENTION).guard.statuses == jobs_values.UNFINISHED
 
 
 @pytest.mark.parametrize(
@@ -211,7 +212,7 @@ def test_every_transition_that_finishes_a_job_marks_it_for_the_clocks_callback_l
 
 
 def test_a_lease_ending_on_an_at_most_once_job_stalls_it_whatever_attempts_are_left() -> None:
-    job = running(failures=0, guarantee=machine.AT_MOST_ONCE, callback=machine.Callback("https://x"))
+    job = running(failures=0, guarantee=jobs_values.AT_MOST_ONCE, callback=jobs_values.Callback("https://x"))
     t = machine.expire(job, now_ms=100_000, rand=0, retention=RETENTION, aging_ms=AGING)
     assert (t.name, t.to, t.ready_index) == ("stall", JobStatus.STALLED, "keep")
     assert t.guard == machine.Guard(
@@ -229,33 +230,33 @@ def test_a_lease_ending_on_an_at_most_once_job_stalls_it_whatever_attempts_are_l
 
 def test_a_job_whose_time_has_come_is_due_in_order_of_hand_out() -> None:
     """Priority p at ready time t goes as if ready at t - p x aging; not yet due: later."""
-    due = machine.place(ready_at_ms=1_000, now_ms=1_000, priority=2, aging_ms=AGING)
-    assert due.due and due.order == 1_000 - 2 * AGING + machine.ORDER_OFFSET
-    later = machine.place(ready_at_ms=1_001, now_ms=1_000, priority=1_000, aging_ms=AGING)
+    due = jobs_values.place(ready_at_ms=1_000, now_ms=1_000, priority=2, aging_ms=AGING)
+    assert due.due and due.order == 1_000 - 2 * AGING + jobs_values.ORDER_OFFSET
+    later = jobs_values.place(ready_at_ms=1_001, now_ms=1_000, priority=1_000, aging_ms=AGING)
     assert not later.due and later.order is None and later.ready_at_ms == 1_001
-    low_but_old = machine.hand_out_order(ready_at_ms=0, priority=0, aging_ms=AGING)
-    high_but_new = machine.hand_out_order(ready_at_ms=AGING + 1, priority=1, aging_ms=AGING)
+    low_but_old = jobs_values.hand_out_order(ready_at_ms=0, priority=0, aging_ms=AGING)
+    high_but_new = jobs_values.hand_out_order(ready_at_ms=AGING + 1, priority=1, aging_ms=AGING)
     assert low_but_old < high_but_new, "a job that waited longer than an aging interval goes first"
 
 
 def test_strict_priority_outweighs_any_wait_and_every_order_is_positive() -> None:
-    strict = machine.STRICT_AGING_MS
-    old_low = machine.hand_out_order(ready_at_ms=0, priority=-1_000, aging_ms=strict)
-    new_high = machine.hand_out_order(ready_at_ms=2 * 365 * 86_400_000, priority=-999, aging_ms=strict)
+    strict = jobs_values.STRICT_AGING_MS
+    old_low = jobs_values.hand_out_order(ready_at_ms=0, priority=-1_000, aging_ms=strict)
+    new_high = jobs_values.hand_out_order(ready_at_ms=2 * 365 * 86_400_000, priority=-999, aging_ms=strict)
     assert new_high < old_low
-    assert machine.hand_out_order(ready_at_ms=0, priority=1_000, aging_ms=strict) == 0
+    assert jobs_values.hand_out_order(ready_at_ms=0, priority=1_000, aging_ms=strict) == 0
     assert old_low < 10**16, "fits the sort key's 16 digits"
 
 
 def test_every_transition_that_puts_a_job_back_chooses_its_place() -> None:
     job = running(priority=5)
     retry = fail(job, now_ms=1_000)
-    assert retry.place == machine.Place(due=False, ready_at_ms=1_000 + 2_000), (
+    assert retry.place == jobs_values.Place(due=False, ready_at_ms=1_000 + 2_000), (
         "a backoff waits in the later lane"
     )
     at_once = fail(job, now_ms=1_000, retry_after_ms=0)
     assert at_once.place is not None and at_once.place.due
-    assert at_once.place.order == machine.hand_out_order(ready_at_ms=1_000, priority=5, aging_ms=AGING)
+    assert at_once.place.order == jobs_values.hand_out_order(ready_at_ms=1_000, priority=5, aging_ms=AGING)
     release = machine.release(attempt=2, now_ms=1_000, priority=5, aging_ms=AGING)
     assert release.place == at_once.place
     back = machine.give_back(job, now_ms=1_000, aging_ms=AGING)

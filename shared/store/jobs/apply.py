@@ -7,7 +7,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from shared.machine import AT_LEAST_ONCE, Hold, Job, JobStatus, Take, Transition
+from shared.job import AT_LEAST_ONCE, Job, JobStatus
+from shared.machine import Hold, Take, Transition
 from shared.store import keys
 from shared.store.blobs import PLACES, Packed, pack, replacing
 from shared.store.codec import (

@@ -10,7 +10,8 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from shared.machine import Hold, Job, Take, Transition
+from shared.job import Job
+from shared.machine import Hold, Take, Transition
 from shared.machine import claim as claim_transition
 from shared.store import keys
 from shared.store.codec import UpdateBuilder, expired, job_from_item

@@ -8,7 +8,7 @@ import random
 import zlib
 from collections.abc import Iterable, Mapping
 
-from shared.machine import hand_out_order
+from shared.job import hand_out_order
 from shared.store import keys
 from shared.store.dynamo import Dynamo, Item
 from shared.store.jobs.records import NameClaim

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from shared.machine import Job, JobStatus
+from shared.job import Job, JobStatus
 from shared.store import keys
 from shared.store.codec import job_from_item, purged
 from shared.store.dynamo import Item

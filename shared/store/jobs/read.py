@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from shared import limits
-from shared.machine import MAX_PRIORITY, Job, JobStatus, hand_out_order
+from shared.job import MAX_PRIORITY, Job, JobStatus, hand_out_order
 from shared.store import keys
 from shared.store.codec import job_from_item, purged, ttl_seconds
 from shared.store.dynamo import ConditionFailed, Item

@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.machine import Hold, Job, JobStatus, Place, Progress
+from shared.job import Job, JobStatus, Place, Progress
+from shared.machine import Hold
 from shared.store import keys
 from shared.store.blobs import ITEM_BUDGET, Packed, pack
 from shared.store.codec import approximate_size, job_from_item, job_item, ttl_seconds
@@ -35,7 +36,7 @@ class NewRecord:
     job: Job
     payload: Packed
     place: Place
-    """Where it waits: due or later (`shared.machine.place`)."""
+    """Where it waits: due or later (`shared.job.place`)."""
     width: int = keys.READY_SHARDS
     """The ready shards its name writes new jobs to (`shared.spread`)."""
     retry_ttl: int | None = None
