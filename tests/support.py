@@ -236,7 +236,7 @@ class EndpointAws:
 
 T = TypeVar("T")
 
-PATIENCE_S = 60.0
+PATIENCE_S = 120.0
 """How long a test waits for a condition before it fails: far beyond what any condition
 needs on an idle machine, so a busy one (CI: two cores, shared) never fails a test."""
 
