@@ -68,10 +68,12 @@ format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-## Measure DynamoDB units per job for create, claim and complete; then `emit dev` with
+## Measure DynamoDB units per job for create, claim and complete; what the stack costs at
+## rest (its template, synthesized, and its clock's idle ticks); then `emit dev` with
 ## 100,000 jobs stored: claim latency, throughput, idle cost, memory (a few minutes).
 bench: install
 	$(BIN)/python -m bench.cost
+	$(BIN)/python -m bench.rest
 	$(BIN)/python -m bench.spread
 	$(BIN)/python -m bench.limits
 	$(BIN)/python -m bench.keys

@@ -25,6 +25,7 @@ def build(app: App) -> EmitStack:
         description="emit: a serverless job queue (API Gateway, Lambda, DynamoDB)",
         throwaway=flag(app.node.try_get_context(constants.THROWAWAY_CONTEXT)),
         alarm_email=app.node.try_get_context(constants.ALARM_EMAIL_CONTEXT) or None,
+        dashboard=flag(app.node.try_get_context(constants.DASHBOARD_CONTEXT)),
     )
     check(app)
     return stack

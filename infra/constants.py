@@ -27,6 +27,9 @@ THROWAWAY_CONTEXT = "throwaway"
 """`-c throwaway=true`: no deletion protection, and `cdk destroy` deletes the data with the stack."""
 ALARM_EMAIL_CONTEXT = "alarmEmail"
 """`-c alarmEmail=ops@example.com` subscribes an address to the alarm topic."""
+DASHBOARD_CONTEXT = "dashboard"
+"""`-c dashboard=true` adds the CloudWatch dashboard: $3 a month at rest (beyond an account's
+first three), so it is off unless asked for; the alarms do not depend on it."""
 
 # -- stack outputs (stable keys: `first_token` and operators read them) --------------------
 
@@ -35,6 +38,7 @@ TABLE_NAME_OUTPUT = "TableName"
 BUCKET_NAME_OUTPUT = "BucketName"
 ALARM_TOPIC_OUTPUT = "AlarmTopicArn"
 DASHBOARD_OUTPUT = "DashboardName"
+"""Only with `-c dashboard=true`."""
 
 # -- API ----------------------------------------------------------------------------------
 
@@ -63,11 +67,11 @@ ALARM_PERIOD_S = 300
 """Alarms look at 5-minute sums: one bad minute is a page, not five."""
 API_5XX_THRESHOLD = 5
 """5xx answers per 5 minutes before the API alarm fires: a lone 500 is logged, a run is an incident."""
-FUNCTION_ERRORS_THRESHOLD = 1
-"""Handlers turn every exception into an HTTP answer, so any Lambda error (a crash, a
-timeout, out of memory) is unexpected."""
-FUNCTION_THROTTLES_THRESHOLD = 1
-"""A throttled invocation is a request the service refused: the account's concurrency is exhausted."""
+FAULTS_THRESHOLD = 1
+"""Faults (`infra.constructs.monitoring`) per 5 minutes before the alarm fires: handlers turn
+every exception into an HTTP answer, so any Lambda error (a crash, a timeout, out of memory,
+a failed start) is unexpected, and a request whose function could not be invoked (throttled:
+the account's concurrency is exhausted) is one the service refused."""
 DEAD_LETTER_THRESHOLD = 1
 """Any message in a dead-letter queue is a record or a tick the service gave up on."""
 ITERATOR_AGE_THRESHOLD_MS = 60_000

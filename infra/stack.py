@@ -49,19 +49,20 @@ class EmitStack(Stack):
         *,
         throwaway: bool = False,
         alarm_email: str | None = None,
+        dashboard: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
         Tags.of(self).add("service", constants.SERVICE)  # for Cost Explorer: what this stack costs
 
         self.data = Data(self, "Data", throwaway=throwaway)
-        self.monitoring = Monitoring(self, "Monitoring", alarm_email=alarm_email)
+        self.monitoring = Monitoring(self, "Monitoring", alarm_email=alarm_email, dashboard=dashboard)
         self.monitoring.watch_table(self.data.table)
         self.functions = Functions(
             self, "Functions", data=self.data, monitoring=self.monitoring, throwaway=throwaway
         )
         self.api = Api(self, "Api", functions=self.functions, throwaway=throwaway)
-        self.monitoring.watch_api(self.api.http_api)
+        self.monitoring.watch_api(self.api.http_api, access_logs=self.api.access_logs)
 
         self.triggers = Triggers(
             self, "Triggers", data=self.data, functions=self.functions, monitoring=self.monitoring
@@ -87,7 +88,10 @@ class EmitStack(Stack):
             constants.BUCKET_NAME_OUTPUT, self.data.bucket.bucket_name, "The bucket for large values"
         )
         self._output(constants.ALARM_TOPIC_OUTPUT, self.monitoring.topic.topic_arn, "Subscribe to get alarms")
-        self._output(constants.DASHBOARD_OUTPUT, self.monitoring.dashboard.dashboard_name, "The dashboard")
+        if self.monitoring.dashboard is not None:
+            self._output(
+                constants.DASHBOARD_OUTPUT, self.monitoring.dashboard.dashboard_name, "The dashboard"
+            )
 
     def _output(self, key: str, value: str, description: str) -> None:
         CfnOutput(self, key, value=value, description=description).override_logical_id(key)

@@ -86,6 +86,8 @@ class Api(Construct):
             retention=logs.RetentionDays[constants.LOG_RETENTION],
             removal_policy=RemovalPolicy.DESTROY if throwaway else RemovalPolicy.RETAIN,
         )
+        self.access_logs = access_logs
+        """One JSON line per request (ACCESS_LOG_FORMAT); the faults alarm counts its failed invokes."""
         self.stage = apigwv2.HttpStage(
             self,
             "DefaultStage",

@@ -74,10 +74,13 @@ class Functions(Construct):
         timeout_s: int,
         description: str,
         reserved_concurrency: int | None = None,
+        tracing: lambda_.Tracing = lambda_.Tracing.ACTIVE,
     ) -> lambda_.Function:
-        """The function serving `functions/<module>.py`, with its role, log group and alarms
-        (and, given `reserved_concurrency`, that much of the account's concurrency, its own
-        and its most).
+        """The function serving `functions/<module>.py`, with its role and its log group,
+        whose failed invocations the faults alarm counts (and, given `reserved_concurrency`,
+        that much of the account's concurrency, its own and its most). Traced by X-Ray
+        (Lambda's sampling: the first request each second and 5% of the rest) unless
+        `tracing` says otherwise.
 
         Its access comes from `infra.access.ACCESS[module]`: a module without an entry
         there has no function, so nothing runs with permissions nobody wrote down.
@@ -121,8 +124,10 @@ class Functions(Construct):
             layers=self.layers,
             memory_size=memory_mb,
             timeout=Duration.seconds(timeout_s),
-            environment=self.environment,
-            tracing=lambda_.Tracing.ACTIVE,
+            # Untraced, Powertools' tracer stays out of X-Ray altogether (no segment to look for).
+            environment=self.environment
+            | ({} if tracing == lambda_.Tracing.ACTIVE else {"POWERTOOLS_TRACE_DISABLED": "true"}),
+            tracing=tracing,
             role=role,
             log_group=log_group,
             reserved_concurrent_executions=reserved_concurrency,

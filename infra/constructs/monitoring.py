@@ -1,4 +1,5 @@
-"""What an operator watches: alarms that notify one SNS topic, and one dashboard."""
+"""What an operator watches: five alarms that notify one SNS topic, and (`-c dashboard=true`)
+a dashboard."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
@@ -20,13 +22,50 @@ _PERIOD = Duration.seconds(constants.ALARM_PERIOD_S)
 _WIDE = 12
 _NARROW = 8
 
+FAULTS_METRIC = "Faults"
+"""The one metric the stack's log groups feed (in the namespace `Emit/<stack name>`)."""
+
+FUNCTION_FAULTS = ("[ERROR]", "Task timed out", "Runtime exited", "Status: timeout", "Status: error")
+"""What Lambda writes into a function's log group (the text log format, the functions'
+default) when an invocation fails outside the handler's own error handling, the failures
+Lambda's `Errors` metric counts: the Python runtime's `[ERROR] <type>: <message>` for an
+exception that escaped the handler or a failed start (`Runtime.ImportModuleError`, ...),
+`Task timed out after ...` and a report's `Status: timeout` for a timeout, `Runtime exited
+with error` and `Status: error` for a crash or running out of memory. The service's own
+lines are Powertools' JSON (`"level":"ERROR"` for an error it answered), never these."""
+
+INVOKE_FAILURES = ("429", "5*")
+"""`integrationStatus` values of the API's access log for a request whose function could not
+be invoked: the status Lambda's Invoke answered the gateway with (not the function's own),
+429 when throttled, 5xx when Lambda itself failed."""
+
 
 class Monitoring(Construct):
-    """Alarms on what needs a person (function errors and throttles, API 5xx, dead
-    letters, a stream falling behind) and a dashboard of the rest. The other constructs
-    call `watch_*` for what they create, so whatever joins the stack is watched too."""
+    """Alarms on what needs a person, on as few metrics as cover it: CloudWatch bills an alarm
+    for each metric it reads, $0.10 a month, metric math alike (an alarm on the sum of 27
+    functions' `Errors` costs what 27 alarms cost, and a composite alarm $0.50 more on top
+    of those it combines). So:
 
-    def __init__(self, scope: Construct, construct_id: str, *, alarm_email: str | None) -> None:
+    - `faults`, on one metric the log groups feed: each function's log group counts Lambda's
+      own lines for a failed invocation (FUNCTION_FAULTS), the API's access log the requests
+      whose function could not be invoked (INVOKE_FAILURES). Only a fault writes a data
+      point, so the metric costs nothing while nothing fails (custom metrics are billed by
+      the hours they receive data).
+    - `api-5xx`, `dead-letters`, `callback-dead-letters`, `<stream>-iterator-age`: AWS's own
+      metrics, one each.
+
+    The background functions' throttles are alarmed by what they lead to: a tick not run
+    within two minutes goes to the dead-letter queue (`Triggers.clock`), a throttled stream
+    falls behind (its iterator age) and then dead-letters its records, and the callback
+    sender is never throttled (its reserved concurrency is its event source's most), its
+    messages going to their dead-letter queue after five receives.
+
+    The other constructs call `watch_*` for what they create, so whatever joins the stack is
+    watched too; with `dashboard`, each adds its graphs to the dashboard."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, alarm_email: str | None, dashboard: bool = False
+    ) -> None:
         super().__init__(scope, construct_id)
         self._prefix = Stack.of(self).stack_name
         self.topic = sns.Topic(self, "Alarms", display_name=f"{self._prefix} alarms", enforce_ssl=True)
@@ -41,11 +80,39 @@ class Monitoring(Construct):
             self.topic.add_subscription(subscriptions.EmailSubscription(alarm_email))
         self._action = actions.SnsAction(self.topic)
 
+        self.faults_namespace = f"{constants.METRICS_NAMESPACE}/{self._prefix}"
+        """The stack's own: two stacks in one account never count each other's faults."""
+        self.faults = cloudwatch.Metric(
+            namespace=self.faults_namespace,
+            metric_name=FAULTS_METRIC,
+            statistic="Sum",
+            period=_PERIOD,
+        )
+        self._alarm(
+            "faults",
+            self.faults,
+            threshold=constants.FAULTS_THRESHOLD,
+            description="A function failed outside its error handling (a crash, a timeout, out of "
+            "memory, a failed start), or a request's function could not be invoked (throttled: "
+            "the account's Lambda concurrency is exhausted; or Lambda failed). Which: in Logs "
+            "Insights, over the stack's log groups, `filter @message like /\\[ERROR\\]|Task timed "
+            "out|Runtime exited|Status: (timeout|error)/ | stats count() by @log`, and over the "
+            "API's access log, `filter integrationStatus = '429' or integrationStatus like /^5/`; "
+            "the functions' Errors and Throttles metrics say it too.",
+        )
+
+        self.dashboard: cloudwatch.Dashboard | None = None
+        """Only with `dashboard`: $3 a month at rest (beyond an account's first three)."""
+        # Lambda metric -> (its graph, the statistic it is read with); each function adds a line.
+        self._function_graphs: dict[str, tuple[cloudwatch.GraphWidget, str]] = {}
+        if dashboard:
+            self._start_dashboard()
+
+    def _start_dashboard(self) -> None:
         # Dashboard names are global to the account: the region keeps two regions' stacks apart.
         self.dashboard = cloudwatch.Dashboard(
             self, "Dashboard", dashboard_name=f"{self._prefix}-{Aws.REGION}"
         )
-        # Lambda metric -> (its graph, the statistic it is read with); each function adds a line.
         self._function_graphs = {
             metric: (cloudwatch.GraphWidget(title=title, width=_NARROW, left=[]), statistic)
             for metric, title, statistic in (
@@ -56,7 +123,7 @@ class Monitoring(Construct):
                 ("ConcurrentExecutions", "Concurrency by function", "Maximum"),
             )
         }
-        self.dashboard.add_widgets(
+        self._graphs(
             cloudwatch.GraphWidget(
                 title="Jobs",
                 width=_WIDE,
@@ -71,12 +138,15 @@ class Monitoring(Construct):
                     for name in ("JobsCreated", "JobsClaimed")
                 ],
             ),
+            cloudwatch.GraphWidget(
+                title="Faults (the faults alarm's metric)", width=_WIDE, left=[self.faults]
+            ),
         )
-        self.dashboard.add_widgets(*(graph for graph, _ in self._function_graphs.values()))
+        self._graphs(*(graph for graph, _ in self._function_graphs.values()))
 
     # -- what the other constructs hand in ----------------------------------------------
 
-    def watch_api(self, api: apigwv2.HttpApi) -> None:
+    def watch_api(self, api: apigwv2.HttpApi, *, access_logs: logs.ILogGroup) -> None:
         self._alarm(
             "Api5xx",
             api.metric_server_error(period=_PERIOD, statistic="Sum"),
@@ -84,7 +154,14 @@ class Monitoring(Construct):
             description="The API answered 5xx: a function failed or timed out, or the gateway "
             "could not reach it. See the access logs and the functions' Errors.",
         )
-        self.dashboard.add_widgets(
+        self._count_faults(
+            "api-invoke-failures",
+            access_logs,
+            logs.FilterPattern.any(
+                *(logs.FilterPattern.string_value("$.integrationStatus", "=", s) for s in INVOKE_FAILURES)
+            ),
+        )
+        self._graphs(
             cloudwatch.GraphWidget(
                 title="API requests and errors",
                 width=_WIDE,
@@ -105,19 +182,10 @@ class Monitoring(Construct):
         )
 
     def watch_function(self, module: str, function: lambda_.Function) -> None:
-        self._alarm(
-            f"{module}-errors",
-            function.metric_errors(period=_PERIOD, statistic="Sum"),
-            threshold=constants.FUNCTION_ERRORS_THRESHOLD,
-            description=f"functions/{module}.py failed outside its error handling (crash, "
-            "timeout or out of memory). See its log group.",
-        )
-        self._alarm(
-            f"{module}-throttles",
-            function.metric_throttles(period=_PERIOD, statistic="Sum"),
-            threshold=constants.FUNCTION_THROTTLES_THRESHOLD,
-            description=f"functions/{module}.py was throttled: the account's Lambda concurrency "
-            "is exhausted. Raise the quota or find what holds it.",
+        """Its failed invocations count as faults (from its log group: `Functions` gives every
+        function one of its own)."""
+        self._count_faults(
+            f"{module}-faults", function.log_group, logs.FilterPattern.any_term(*FUNCTION_FAULTS)
         )
         for metric_name, (graph, statistic) in self._function_graphs.items():
             graph.add_left_metric(
@@ -125,7 +193,7 @@ class Monitoring(Construct):
             )
 
     def watch_table(self, table: dynamodb.Table) -> None:
-        self.dashboard.add_widgets(
+        self._graphs(
             cloudwatch.GraphWidget(
                 title="Table capacity used",
                 width=_WIDE,
@@ -155,7 +223,7 @@ class Monitoring(Construct):
     ) -> None:
         depth = queue.metric_approximate_number_of_messages_visible(period=_PERIOD, statistic="Maximum")
         self._alarm(name, depth, threshold=constants.DEAD_LETTER_THRESHOLD, description=description)
-        self.dashboard.add_widgets(cloudwatch.GraphWidget(title=title, width=_WIDE, left=[depth]))
+        self._graphs(cloudwatch.GraphWidget(title=title, width=_WIDE, left=[depth]))
 
     def watch_stream(self, module: str, function: lambda_.Function) -> None:
         age = function.metric("IteratorAge", period=_PERIOD, statistic="Maximum")
@@ -163,14 +231,30 @@ class Monitoring(Construct):
             f"{module}-iterator-age",
             age,
             threshold=constants.ITERATOR_AGE_THRESHOLD_MS,
-            description=f"functions/{module}.py is falling behind the table's stream; records "
-            "expire after 24 hours.",
+            description=f"functions/{module}.py is falling behind the table's stream (failing, "
+            "slow, or throttled); records expire after 24 hours.",
         )
-        self.dashboard.add_widgets(
-            cloudwatch.GraphWidget(title="Stream iterator age", width=_WIDE, left=[age])
-        )
+        self._graphs(cloudwatch.GraphWidget(title="Stream iterator age", width=_WIDE, left=[age]))
 
     # -- helpers ------------------------------------------------------------------------
+
+    def _count_faults(self, name: str, log_group: logs.ILogGroup, pattern: logs.IFilterPattern) -> None:
+        """Each event of `log_group` matching `pattern` adds one to the faults metric; nothing
+        is written while nothing matches (no default value)."""
+        logs.MetricFilter(
+            self,
+            name,
+            log_group=log_group,
+            filter_pattern=pattern,
+            metric_namespace=self.faults_namespace,
+            metric_name=FAULTS_METRIC,
+            metric_value="1",
+            unit=cloudwatch.Unit.COUNT,
+        )
+
+    def _graphs(self, *widgets: cloudwatch.IWidget) -> None:
+        if self.dashboard is not None:
+            self.dashboard.add_widgets(*widgets)
 
     def _alarm(self, name: str, metric: cloudwatch.IMetric, *, threshold: float, description: str) -> None:
         alarm = cloudwatch.Alarm(

@@ -2,8 +2,9 @@
 
 One app holds two stacks: `Emit`, built exactly as `make synth` builds it (context
 defaults, cdk-nag's AwsSolutions checks on the whole app), and `EmitThrowaway`, the
-`-c throwaway=true` variant. The dependencies layer comes from the build cache (see
-infra/bundling.py), so after the first run this needs no network.
+`-c throwaway=true -c dashboard=true` variant (every option the default leaves off). The
+dependencies layer comes from the build cache (see infra/bundling.py), so after the first
+run this needs no network.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     outdir = tmp_path_factory.mktemp("cdk.out")
     app = App(outdir=str(outdir), analytics_reporting=False)
     build(app)
-    EmitStack(app, THROWAWAY, throwaway=True)
+    EmitStack(app, THROWAWAY, throwaway=True, dashboard=True)
     failure = None
     try:
         app.synth()

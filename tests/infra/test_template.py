@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import logging
 import re
 from pathlib import Path
 
@@ -11,6 +13,7 @@ from aws_cdk.assertions import Match, Template
 
 from infra import constants
 from infra.constructs.functions import Functions
+from infra.constructs.monitoring import FAULTS_METRIC, FUNCTION_FAULTS, INVOKE_FAILURES
 from shared.config import Config
 from shared.jobs.context import QueueConfig
 from shared.outbox import LocalOutbox, SqsOutbox
@@ -106,9 +109,12 @@ def test_functions_share_runtime_layers_and_observability(emit: Json) -> None:
         if module_of(function) in ("stream_handler", "clock_handler"):
             # The two that hand callbacks over learn where to.
             assert variables.pop("EMIT_CALLBACK_QUEUE_URL") == {"Ref": queue}
+        traced = module_of(function) != "clock_handler"  # a trace a minute at rest: see below
+        if not traced:
+            assert variables.pop("POWERTOOLS_TRACE_DISABLED") == "true"
         assert props["Runtime"] == Functions.RUNTIME.name == "python3.13"
         assert props["Architectures"] == ["arm64"]
-        assert props["TracingConfig"] == {"Mode": "Active"}
+        assert props["TracingConfig"] == {"Mode": "Active" if traced else "PassThrough"}
         assert sorted(referenced(layer) for layer in props["Layers"]) == sorted(layers)
         assert "LogGroup" in props["LoggingConfig"]
         deployed = Config(table="<table>", bucket="<bucket>").environment()
@@ -321,36 +327,143 @@ def test_values_outlive_the_longest_job_the_contract_allows() -> None:
 # -- operations ---------------------------------------------------------------------------
 
 
-def test_alarms_cover_every_function_and_the_api_and_notify_the_topic(template: Template, emit: Json) -> None:
-    alarms = list(resources(emit, "AWS::CloudWatch::Alarm").values())
-    (topic,) = resources(emit, "AWS::SNS::Topic")
-    watched = {
-        (alarm["Properties"]["MetricName"], referenced(alarm["Properties"]["Dimensions"][0]["Value"]))
-        for alarm in alarms
-        if alarm["Properties"].get("Namespace") == "AWS/Lambda"
+def _alarms_by_name(emit: Json) -> dict[str, Json]:
+    return {
+        a["Properties"]["AlarmName"]: a["Properties"]
+        for a in resources(emit, "AWS::CloudWatch::Alarm").values()
     }
-    for function in resources(emit, "AWS::Lambda::Function"):
-        assert {("Errors", function), ("Throttles", function)} <= watched
-    template.has_resource_properties(
-        "AWS::CloudWatch::Alarm",
-        {"Namespace": "AWS/ApiGateway", "MetricName": "5xx", "Threshold": constants.API_5XX_THRESHOLD},
+
+
+def test_five_alarms_cover_what_58_did_and_notify_the_topic(emit: Json) -> None:
+    """Every function's failures (one metric its log group feeds, not two alarms a function),
+    the API's 5xx, the stream's iterator age and both dead-letter queues."""
+    alarms = _alarms_by_name(emit)
+    assert sorted(alarms) == sorted(
+        f"{STACK}-{name}"
+        for name in (
+            "faults",
+            "Api5xx",
+            "stream_handler-iterator-age",
+            "dead-letters",
+            "callback-dead-letters",
+        )
     )
-    for alarm in alarms:
-        assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic}]
-    template.resource_count_is("AWS::CloudWatch::Dashboard", 1)
+    (topic,) = resources(emit, "AWS::SNS::Topic")
+    for alarm in alarms.values():
+        assert alarm["AlarmActions"] == alarm["OKActions"] == [{"Ref": topic}]
+        assert "MetricName" in alarm, "one metric each, read directly: $0.10 a month an alarm"
+    faults = alarms[f"{STACK}-faults"]
+    assert (faults["Namespace"], faults["MetricName"]) == (
+        f"{constants.METRICS_NAMESPACE}/{STACK}",
+        FAULTS_METRIC,
+    )
+    assert faults["Threshold"] == constants.FAULTS_THRESHOLD and "Dimensions" not in faults
+    api = alarms[f"{STACK}-Api5xx"]
+    assert (api["Namespace"], api["MetricName"], api["Threshold"]) == (
+        "AWS/ApiGateway",
+        "5xx",
+        constants.API_5XX_THRESHOLD,
+    )
+    age = alarms[f"{STACK}-stream_handler-iterator-age"]
+    assert age["MetricName"] == "IteratorAge" and age["Dimensions"][0]["Value"] == {
+        "Ref": _function_of(emit, "stream_handler")
+    }
+    queues = {referenced(a["Dimensions"][0]["Value"]) for a in alarms.values() if a["Namespace"] == "AWS/SQS"}
+    dead_letters = {
+        n for n, q in resources(emit, "AWS::SQS::Queue").items() if "RedrivePolicy" not in q["Properties"]
+    }
+    assert queues == dead_letters and len(queues) == 2
+
+
+def _faults_filters(emit: Json) -> dict[str, str]:
+    """Log group logical id -> the pattern of its filter feeding the faults metric."""
+    out = {}
+    for f in resources(emit, "AWS::Logs::MetricFilter").values():
+        (transformation,) = f["Properties"]["MetricTransformations"]
+        assert transformation["MetricNamespace"] == f"{constants.METRICS_NAMESPACE}/{STACK}"
+        assert transformation["MetricName"] == FAULTS_METRIC and transformation["MetricValue"] == "1"
+        assert "DefaultValue" not in transformation, "a data point only for a fault: nothing billed at rest"
+        out[referenced(f["Properties"]["LogGroupName"])] = f["Properties"]["FilterPattern"]
+    return out
+
+
+def test_every_functions_failures_and_every_refused_invoke_count_as_faults(emit: Json) -> None:
+    filters = _faults_filters(emit)
+    functions = resources(emit, "AWS::Lambda::Function").values()
+    groups = {referenced(f["Properties"]["LoggingConfig"]["LogGroup"]) for f in functions}
+    (access,) = (
+        referenced(s["Properties"]["AccessLogSettings"]["DestinationArn"])
+        for s in resources(emit, "AWS::ApiGatewayV2::Stage").values()
+    )
+    assert set(filters) == groups | {access}
+    for group in groups:
+        assert filters[group] == " ".join(f'?"{term}"' for term in FUNCTION_FAULTS)
+    either = " || ".join(f'($.integrationStatus = "{s}")' for s in INVOKE_FAILURES)
+    assert filters[access] == f"{{ {either} }}"
+
+
+def test_the_services_own_error_lines_are_not_faults() -> None:
+    """An error the service answers (a 500, logged by Powertools as JSON) is the 5xx alarm's,
+    not a fault; the Python runtime's line for an exception that escaped the handler is one."""
+    from shared.observability import logger  # noqa: PLC0415 - the functions' own logger
+
+    handler = logger.registered_handler
+    assert isinstance(handler, logging.StreamHandler)
+    out = io.StringIO()
+    before = handler.setStream(out)
+    try:
+        try:
+            {}["id"]
+        except KeyError:
+            logger.exception("unexpected error", extra={"action": "request"})
+    finally:
+        handler.setStream(before)
+    line = out.getvalue()
+    assert '"level":"ERROR"' in line.replace(" ", "") and "Traceback" in line
+    assert not [term for term in FUNCTION_FAULTS if term in line], line
+    # awslambdaric, text format: "[ERROR] <type>: <message>", then the traceback.
+    assert [term for term in FUNCTION_FAULTS if term in "[ERROR] KeyError: 'id'\rTraceback (most recent"]
+
+
+def test_the_dashboard_only_when_asked_for(emit: Json, throwaway: Template) -> None:
+    """`-c dashboard=true` (the throwaway stack here) adds it and its output; the default has neither."""
+    assert not resources(emit, "AWS::CloudWatch::Dashboard")
+    assert constants.DASHBOARD_OUTPUT not in emit["Outputs"]
+    throwaway.resource_count_is("AWS::CloudWatch::Dashboard", 1)
+    assert constants.DASHBOARD_OUTPUT in throwaway.to_json()["Outputs"]
+
+
+def test_a_tick_that_cannot_run_is_dead_lettered(emit: Json) -> None:
+    """The scheduler's undelivered ticks and Lambda's unrun ones (throttled, or failing every
+    retry) reach the alarmed dead-letter queue within two minutes. (The clock is not traced, a
+    trace a minute at rest: `test_functions_share_runtime_layers_and_observability`.)"""
+    clock = _function_of(emit, "clock_handler")
+    (schedule,) = resources(emit, "AWS::Scheduler::Schedule").values()
+    dead_letters = referenced(schedule["Properties"]["Target"]["DeadLetterConfig"]["Arn"])
+    (config,) = resources(emit, "AWS::Lambda::EventInvokeConfig").values()
+    props = config["Properties"]
+    assert referenced(props["FunctionName"]) == clock
+    assert referenced(props["DestinationConfig"]["OnFailure"]["Destination"]) == dead_letters
+    assert props["MaximumEventAgeInSeconds"] == constants.CLOCK_MAX_EVENT_AGE_S
+    watched = {
+        referenced(a["Dimensions"][0]["Value"]) for a in _alarms_by_name(emit).values() if "Dimensions" in a
+    }
+    assert dead_letters in watched
 
 
 def test_the_readme_counts_the_alarms_and_functions_the_stack_makes(emit: Json) -> None:
-    """The README's cost at rest is priced per alarm: its figures must follow the stack."""
+    """The README's cost at rest is priced per alarm metric: its figures must follow the stack."""
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     found = re.search(
-        r"\| (\d+) alarms \(errors and throttles for (\d+) functions, .*?\| \$(\d+\.\d\d) \|", readme
+        r"\| (\d+) alarms \(faults of (\d+) functions, .*?\), reading (\d+) metrics, "
+        r"\$0\.10 a metric \| \$(\d+\.\d\d) \|",
+        readme,
     )
     assert found, "the README's 'At rest' table has no alarms row"
-    alarms, functions, dollars = int(found[1]), int(found[2]), found[3]
+    alarms, functions, metrics, dollars = int(found[1]), int(found[2]), int(found[3]), found[4]
     assert functions == len(resources(emit, "AWS::Lambda::Function"))
-    assert alarms == len(resources(emit, "AWS::CloudWatch::Alarm"))
-    assert dollars == f"{alarms * 0.10:.2f}"
+    assert alarms == metrics == len(resources(emit, "AWS::CloudWatch::Alarm"))
+    assert dollars == f"{metrics * 0.10:.2f}"
 
 
 def test_outputs_name_the_api_and_the_table(template: Template, emit: Json) -> None:
@@ -358,9 +471,7 @@ def test_outputs_name_the_api_and_the_table(template: Template, emit: Json) -> N
     table = next(iter(resources(emit, "AWS::DynamoDB::Table")))
     assert outputs[constants.TABLE_NAME_OUTPUT]["Value"] == {"Ref": table}
     assert "execute-api" in str(outputs[constants.API_URL_OUTPUT]["Value"])
-    assert {constants.BUCKET_NAME_OUTPUT, constants.ALARM_TOPIC_OUTPUT, constants.DASHBOARD_OUTPUT} <= set(
-        outputs
-    )
+    assert {constants.BUCKET_NAME_OUTPUT, constants.ALARM_TOPIC_OUTPUT} <= set(outputs)
 
 
 # -- triggers -----------------------------------------------------------------------------
