@@ -19,9 +19,12 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     rt = runtime()
     # Each tick says how far apart ticks are; else the function's own setting does.
     report = rt.sweeper.tick(tick_ms=int(event.get("tickMs", rt.config.clock_tick_ms)))
-    metrics.add_metric("LeasesExpired", MetricUnit.Count, report.expired)
-    metrics.add_metric("JobsNeverClaimed", MetricUnit.Count, report.unclaimed)
-    for state, count in report.callbacks.items():
-        metrics.add_metric(f"Callbacks{state.title().replace('_', '')}", MetricUnit.Count, count)
+    # Only what happened is published: a custom metric is billed for every hour it has a
+    # point, so zeros a minute would cost $0.30 a month each at rest.
+    counts = {"LeasesExpired": report.expired, "JobsNeverClaimed": report.unclaimed}
+    counts |= {f"Callbacks{state.title().replace('_', '')}": n for state, n in report.callbacks.items()}
+    for metric, count in counts.items():
+        if count:
+            metrics.add_metric(metric, MetricUnit.Count, count)
     logger.debug("tick", extra={"action": "tick", "report": report.__dict__})
     return {"expired": report.expired, "unclaimed": report.unclaimed, "callbacks": report.callbacks}
