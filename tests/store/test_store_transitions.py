@@ -3,6 +3,8 @@ refused with `JobConflict` carrying the job as it stood, and writes nothing."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from shared.job import AT_LEAST_ONCE, JobStatus
@@ -152,6 +154,30 @@ def test_a_claim_past_the_deadline_is_refused_and_the_claim_reports_it(shelf: Sh
     found = shelf.claimed(count=1)
     claimed, expired = [j.id for j in found.claimed], [j.id for j in found.expired]
     assert claimed == [] and expired == [job_id]
+
+
+def test_a_claim_that_looks_again_tries_a_job_past_its_deadline_once(
+    shelf: Shelf, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The claim answers a job found past its deadline for its caller to cancel, so the job
+    is still in the index when a claim that lost every other candidate reads its shards
+    again: it is neither tried nor answered twice."""
+    late = shelf.put(expiresInMs=MINUTE)
+    taken = shelf.put()
+    shelf.clock.advance(MINUTE)
+    tried: list[str] = []
+    apply = shelf.store.apply
+
+    def racing(space: str, job_id: str, transition: Transition, **kw: Any) -> Any:
+        tried.append(job_id)
+        if job_id == taken and tried.count(taken) == 1:  # a rival claim takes it first
+            apply(space, job_id, claim(attempt_before=0, now_ms=shelf.now(), lease_ms=LEASE))
+        return apply(space, job_id, transition, **kw)
+
+    monkeypatch.setattr(shelf.store, "apply", racing)
+    found = shelf.claimed(count=1)
+    assert (found.claimed, [(j.id, j.status) for j in found.expired]) == ([], [(late, JobStatus.PENDING)])
+    assert tried == [late, taken]
 
 
 def test_a_claim_of_a_job_before_its_ready_time_is_refused(shelf: Shelf) -> None:
