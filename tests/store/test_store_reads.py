@@ -7,8 +7,7 @@ import json
 
 from shared.job import JobStatus, Progress
 from shared.machine import claim, complete, keep
-from shared.store.jobs import NameLimits
-from shared.store.port import Event, Line, ReportExtras
+from shared.store.port import Event, Line, NameClaim, ReportExtras
 from tests.store.shelf import KEEP, MINUTE, Shelf
 
 
@@ -94,19 +93,19 @@ def test_a_job_missing_or_past_its_retention_is_not_followed(shelf: Shelf) -> No
 
 
 def test_a_names_running_jobs_are_counted_by_its_slots(shelf: Shelf) -> None:
-    limits = {"n": NameLimits(concurrency=5)}
+    names = {"n": NameClaim(MINUTE, concurrency=5)}
     shelf.insert([shelf.record() for _ in range(3)])
-    assert len(shelf.claim(count=2, limits=limits)) == 2
+    assert len(shelf.claim(names, count=2)) == 2
     assert shelf.store.running(shelf.space, "n") == 2
     assert shelf.store.running(shelf.space, "other") == 0
 
 
 def test_a_names_rate_says_when_it_next_allows_a_hand_out(shelf: Shelf) -> None:
-    limits = {"n": NameLimits(rate_tokens=1, rate_interval_ms=MINUTE)}
+    names = {"n": NameClaim(MINUTE, rate=(1, MINUTE))}
     shelf.insert([shelf.record() for _ in range(2)])
     rate = {"tokens": 1, "interval_ms": MINUTE}
     assert shelf.store.rate_until(shelf.space, "n", now_ms=shelf.now(), **rate) is None
-    assert len(shelf.claim(limits=limits)) == 1
+    assert len(shelf.claim(names)) == 1
     until = shelf.store.rate_until(shelf.space, "n", now_ms=shelf.now(), **rate)
     assert until is not None and shelf.now() < until <= shelf.now() + MINUTE
 
@@ -114,7 +113,7 @@ def test_a_names_rate_says_when_it_next_allows_a_hand_out(shelf: Shelf) -> None:
 def test_a_keys_running_jobs_are_counted(shelf: Shelf) -> None:
     shelf.insert([shelf.record(concurrencyKey="k") for _ in range(2)], per_key={"n": 1})
     assert shelf.store.key_running(shelf.space, "n", "k") == 0
-    assert len(shelf.claim(per_key={"n": 1})) == 1
+    assert len(shelf.claim({"n": NameClaim(MINUTE, per_key_concurrency=1)})) == 1
     assert shelf.store.key_running(shelf.space, "n", "k") == 1
 
 
