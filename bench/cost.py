@@ -11,10 +11,11 @@ Index (`ready`) writes are counted with the writes that cause them. Every reques
 costed by `bench.capacity` from the sizes of the items it writes and reads, under
 DynamoDB's published rules (moto's own ConsumedCapacity figures are not DynamoDB's).
 
-The clock's lease check reads every partition of the lease book each tick, whatever the
-jobs (`TickCost`): a fixed cost a tick, not a job's, which a short run shares among few jobs.
+The clock's lease check reads the lease book's slot maps each tick, whatever the jobs
+(`TickCost`): a fixed cost a tick, not a job's, which a short run shares among few jobs.
 The bench measures it on its own (one more tick, over the emptied book) and prints the
-figures per job without it too (`per job without the clock's tick: ...`).
+figures per job without it too (`per job without the clock's tick: ...`), and what both
+books cost an idle tick however much is filed for later (`idle books: ...`).
 
 The last line is `per job: <W> write units, <R> read units, <C> calls`.
 """
@@ -283,8 +284,8 @@ def describe_tick(measured: Measured) -> str:
     tick, jobs = measured.tick, measured.jobs
     own_w, own_r, _ = measured.per_job(with_tick=False)
     return (
-        f"  of which every tick of the clock's lease check, whatever the jobs (it reads every"
-        f" partition of the lease book): {tick.write_units:g} write units, {tick.read_units:g} read units,"
+        f"  of which every tick of the clock's lease check, whatever the jobs (it reads the"
+        f" lease book's slot maps): {tick.write_units:g} write units, {tick.read_units:g} read units,"
         f" {tick.calls} calls ({tick.read_units / jobs:.3f} read units a job here);"
         f" a job without it: {own_w:.3f} write units, {own_r:.3f} read units"
     )
@@ -319,6 +320,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1_000)
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--drain-buckets", type=int, default=1_600, help="leases in the lease-check drain")
+    parser.add_argument(
+        "--idle-buckets", type=int, default=10_000, help="buckets filed for later, at an idle tick"
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
 
@@ -378,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     for per_claim in (1, 10):
         measured = drain.measure(buckets=args.drain_buckets // per_claim, per_bucket=per_claim)
         print(drain.describe(measured, f"{per_claim} job{'s' if per_claim > 1 else ''} a claim"))
+    print(drain.describe_idle({filed: drain.idle(filed=filed) for filed in (1, args.idle_buckets)}))
     own_w, own_r, own_c = typical.per_job(with_tick=False)
     print(
         f"per job without the clock's tick: {own_w:.2f} write units, {own_r:.2f} read units,"

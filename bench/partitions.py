@@ -246,8 +246,9 @@ def shared_ceilings(
 
 
 def hashed(space: str) -> dict[str, int]:
-    """The key families a workload in `space` picks a member of by hash or at random (the
-    lease book's partitions, the space's job partitions): counted at their even share."""
+    """The key families a workload in `space` picks a member of by hash or in turn (the
+    write shards of a slot of the lease book, the space's job partitions): counted at their
+    even share."""
     return {"LEASE#n": keys.BOOK_SHARDS, f"{keys.JOB_PREFIX}{space}#n": keys.JOB_SHARDS}
 
 
@@ -273,8 +274,13 @@ def busiest(load: PartitionLoad, jobs: int, spread: Mapping[str, int]) -> tuple[
     return best
 
 
+_BOOK_SHARD = re.compile(rf"^({re.escape(keys.LEASE_PREFIX)}|{re.escape(keys.DEADLINE_PREFIX)})\d+#\d+$")
+"""A write shard of a time slot of a book (`LEASE#{slot's end}#{n}`): its family is the
+shards of one slot, `LEASE#n` (the bench files all its leases in one slot, the worst case)."""
+
+
 def _family(key: PartitionKey) -> PartitionKey:
-    return PartitionKey(key.where, re.sub(r"#\d+$", "#n", key.value))
+    return PartitionKey(key.where, re.sub(r"#\d+$", "#n", _BOOK_SHARD.sub(r"\1n", key.value)))
 
 
 def _line(c: Ceiling) -> str:

@@ -128,13 +128,9 @@ class Config(BaseModel):
     ] = Field(10 * limits.MINUTE_MS, ge=1)
     """How often the clock looks for jobs past their `unclaimedMs`: each look reads every
     space's ready jobs, and `unclaimedMs` is days, so every ten minutes is soon enough."""
-    book_shards: Annotated[
-        int,
-        Env("EMIT_BOOK_SHARDS", local=16, local_why="every tick, each second, reads every partition"),
-    ] = Field(limits.BOOK_SHARDS, ge=1)
-    """The partitions of the lease and deadline books (`limits.BOOK_SHARDS` says why so
-    many). Never lower it in a deployed stack: a request of the old code could still file
-    a bucket where the clock no longer looks."""
+    book_shards: Annotated[int, Env("EMIT_BOOK_SHARDS")] = Field(limits.BOOK_SHARDS, ge=1)
+    """The write shards of each time slot (a clock tick) of the lease and deadline books
+    (`limits.BOOK_SHARDS` says why so many); a tick reads only those its slots' maps name."""
 
     # -- access ---------------------------------------------------------------------------
 

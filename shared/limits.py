@@ -63,11 +63,11 @@ READY_SHARDS = 4
 MAX_READY_SHARDS = 64
 """The most a name spreads over: 2 index writes a job, 500 jobs/s a shard, so 64 shards
 hold 10,000 jobs/s at a third of their limit. Widths are powers of two from 4 to this."""
-BOOK_SHARDS = 256
-"""The partitions of each book (`shared.store.books`: the lease book, the deadline book) on
-AWS, shared by every space: a claim request (or a create request with deadlines) puts one
-bucket and the clock deletes it, 2 write units a request. At 10,000 requests a second that
-is 78 units a second a partition (8 % of its limit). The clock reads every partition of
-both books every tick, side by side (512 queries a minute at rest, about $1.40 a month).
-Never lower it in a deployed stack: a request of the old code could still file a bucket
-where the clock no longer looks."""
+BOOK_SHARDS = 32
+"""The write shards of each time slot of each book (`shared.store.books`: the lease book,
+the deadline book): a claim request (or a create request with deadlines) puts one bucket
+in a shard of the slot it is due in, and the clock deletes it, 2 write units a request. At
+10,000 requests a second all due in one slot that is 312 puts a second a shard (31 % of its
+limit); the clock drains a slot's shards side by side (`shared.sweeper.DRAIN_THREADS`, as
+many). The clock reads only the shards a slot's map names, so an idle tick costs the same
+whatever this is, and it may change in a deployed stack (each bucket's shard is in its map)."""

@@ -30,6 +30,7 @@ from shared.policy import Policies
 from shared.spaces import SpaceSettings
 from shared.spread import Spreader
 from shared.store.blobs import Blobs
+from shared.store.books import Slots
 from shared.store.deadlines import DeadlineBook
 from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import Dynamo
@@ -87,13 +88,17 @@ class Runtime:
             self.space_store, self.clock, self.config.settings_cache_ms, on_write=self.policies.forget
         )
         self.journal = Journal(self.db)
-        self.leases = LeaseBook(self.db, self.config.book_shards)
+        # Both books file by the clock's tick and share one read of their slot maps a tick.
+        slots = Slots(
+            self.db, slot_ms=self.config.clock_tick_ms, shards=self.config.book_shards, now=self.clock.now_ms
+        )
+        self.leases = LeaseBook(self.db, slots)
         self.jobs = JobStore(
             self.db,
             self.blobs,
             self.leases,
             widths=lambda space, name: self.policies.space(space).spread(name).width,
-            deadlines=DeadlineBook(self.db, self.config.book_shards),
+            deadlines=DeadlineBook(self.db, slots),
         )
         self.deliveries = DeliveryStore(self.db)
         self.targets = TargetPolicy(allow_private=self.config.allow_private_callbacks)

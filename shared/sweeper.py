@@ -165,16 +165,19 @@ class Sweeper:
         report: TickReport,
         rounds: int,
     ) -> None:
-        """Every due bucket of `book`, handled. The partitions are drained side by side
+        """Every due bucket of `book`, handled. The partitions its slot maps name
+        (`shared.store.books`: none when nothing is filed) are drained side by side
         (`DRAIN_THREADS` at once), each a page of due buckets at a time until none is left
         (at most `rounds` pages a partition a tick: 2.5 million buckets), so a busy hour
         never leaves the clock behind (`make bench` shows the rate). Each partition counts
         into a report of its own (drains run side by side), added to `report` at the end."""
         now = self.clock.now_ms()
-        partitions = book.partitions()
+        look = book.look(now)
+        partitions = look.partitions
+        drained: list[str] = []  # drained to the end: no due bucket left (not stopped at `rounds`)
 
         def drain(partition: str) -> TickReport:
-            part = TickReport()
+            part, more = TickReport(), True
             for _ in range(rounds):
                 page, more = book.due(partition, now)
                 if not page:
@@ -189,13 +192,17 @@ class Sweeper:
                 book.remove(page)
                 if not more:
                     break
+            if not more:
+                drained.append(partition)
             return part
 
-        with ThreadPoolExecutor(min(DRAIN_THREADS, len(partitions)), thread_name_prefix="emit-books") as pool:
+        threads = max(1, min(DRAIN_THREADS, len(partitions)))
+        with ThreadPoolExecutor(threads, thread_name_prefix="emit-books") as pool:
             for part in pool.map(drain, partitions):
                 report.expired += part.expired
                 report.refiled += part.refiled
                 report.past_deadline += part.past_deadline
+        book.drained(look, drained)
 
     def _expire_bucket(
         self, bucket: Bucket[LeaseEntry], now: int, report: TickReport, jobs: dict[str, Job]

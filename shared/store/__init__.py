@@ -14,8 +14,9 @@ Layout of the one table, every key a string (`pk`, `sk`):
 | a name's concurrency slots, one share of its cap each | `RUN#{space}#{name}#{n}` (n < 16) | `-` |
 | a name's rate, one share each (a GCRA's time) | `RATE#{space}#{name}#{n}` (n < 16) | `-` |
 | token | `T` | `{token id}` |
-| lease bucket (claims to check) | `LEASE#{n}` (n of `BOOK_SHARDS`) | `{expires:013d}#{ulid}` |
-| deadline bucket (jobs to cancel) | `DEADLINE#{n}` (n of `BOOK_SHARDS`) | `{due:013d}#{ulid}` |
+| lease bucket (claims to check) | `LEASE#{slot end}#{n}` (n < `BOOK_SHARDS`) | `{at:013d}#{ulid}` |
+| deadline bucket (jobs to cancel) | `DEADLINE#{slot end}#{n}` (n < `BOOK_SHARDS`) | `{at:013d}#{ulid}` |
+| a book's map of a time slot (its shards in use) | `BOOKS` | `{slot start:013d}#{LEASE# or DEADLINE#}` |
 | callback delivery of a finished job | `C#{space}#{id}` | `-` |
 | the list of spaces (for the clock) | `SPACES` | `{space}` |
 | the spaces that have had a callback (for the clock) | `CALLBACKS` | `{space}` |

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shared.store import keys
-from shared.store.books import Book, Bucket
+from shared.store.books import Book, Bucket, Slots
 from shared.store.dynamo import Dynamo
 
 
@@ -47,11 +47,12 @@ DeadlineBucket = Bucket[DeadlineEntry]
 class DeadlineBook(Book[DeadlineEntry]):
     """`record(space, [(job id, deadline), ...])` for jobs about to be created."""
 
-    def __init__(self, db: Dynamo, shards: int = keys.BOOK_SHARDS) -> None:
+    def __init__(self, db: Dynamo, slots: Slots | None = None) -> None:
+        """`slots`: the slots this process's books share (one read of their maps a tick);
+        None: slots of its own, at AWS's tick and shards."""
         super().__init__(
-            db,
+            slots or Slots(db),
             prefix=keys.DEADLINE_PREFIX,
-            shards=shards,
             entry=DeadlineEntry,
             encode=encode,
             decode=decode,

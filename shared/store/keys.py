@@ -274,12 +274,56 @@ def token(token_id: str) -> dict[str, str]:
     return {"pk": TOKENS, "sk": token_id}
 
 
+# The books' partitions before they were filed by time slot (below): no longer written.
 def book_partitions(prefix: str, shards: int) -> list[str]:
     return [f"{prefix}{n}" for n in range(shards)]
 
 
 def book_bucket(prefix: str, n: int, due_ms: int, bucket_id: str) -> dict[str, str]:
     return {"pk": f"{prefix}{n}", "sk": f"{due_ms:013d}#{bucket_id}"}
+
+
+# -- the books by time slot (`shared.store.books`) ------------------------------------------
+# A bucket looked at `at` lives in a write shard of its time slot (the clock's tick, by
+# default), a partition named by the slot's end; the slot's map, keyed by its start, names
+# the shards that may hold buckets, so a tick reads the maps of the slots begun by then (one
+# query) and only the shards they name. Each key carries its own times, so a slot's length
+# may change in a deployed stack.
+
+BOOK_MAPS = "BOOKS"
+"""The partition of every book's slot maps: one item per (slot, book)."""
+
+
+def book_partition(prefix: str, until_ms: int, n: int) -> str:
+    """Write shard `n` of the slot ending at `until_ms` in the book of `prefix` (`LEASE#1790000060000#7`)."""
+    return f"{prefix}{until_ms}#{n}"
+
+
+def book_partition_until(prefix: str, partition: str) -> int:
+    """The end of the slot of a `book_partition`."""
+    return int(partition.removeprefix(prefix).split("#", 1)[0])
+
+
+def book_slot_bucket(prefix: str, until_ms: int, n: int, at_ms: int, bucket_id: str) -> dict[str, str]:
+    """A bucket looked at from `at_ms` on, in write shard `n` of the slot ending at `until_ms`."""
+    return {"pk": book_partition(prefix, until_ms, n), "sk": f"{at_ms:013d}#{bucket_id}"}
+
+
+def book_map(start_ms: int, prefix: str) -> dict[str, str]:
+    """The map of the slot starting at `start_ms` in the book of `prefix`: the write shards
+    that may hold its buckets (`shards`), its end (`until`), and its last `mark`."""
+    return {"pk": BOOK_MAPS, "sk": f"{start_ms:013d}#{prefix}"}
+
+
+def book_maps_bound(now_ms: int) -> str:
+    """Every map's sort key of a slot begun by `now_ms`, of any book, is at most this."""
+    return f"{now_ms:013d}#{LANE_END}"
+
+
+def book_map_start(sort_key: str) -> tuple[int, str]:
+    """The slot's start and the book's prefix of a map's sort key (`book_map`)."""
+    start, prefix = sort_key.split("#", 1)
+    return int(start), prefix
 
 
 def service_secret(purpose: str) -> dict[str, str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shared.store import keys
-from shared.store.books import Book, Bucket
+from shared.store.books import Book, Bucket, Slots
 from shared.store.dynamo import Dynamo
 
 
@@ -46,11 +46,12 @@ LeaseBucket = Bucket[LeaseEntry]
 class LeaseBook(Book[LeaseEntry]):
     """`record(space, [(job id, attempt, lease end), ...])` for a claim about to be made."""
 
-    def __init__(self, db: Dynamo, shards: int = keys.BOOK_SHARDS) -> None:
+    def __init__(self, db: Dynamo, slots: Slots | None = None) -> None:
+        """`slots`: the slots this process's books share (one read of their maps a tick);
+        None: slots of its own, at AWS's tick and shards."""
         super().__init__(
-            db,
+            slots or Slots(db),
             prefix=keys.LEASE_PREFIX,
-            shards=shards,
             entry=LeaseEntry,
             encode=encode,
             decode=decode,

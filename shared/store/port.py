@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from shared.job import Job, JobStatus
 from shared.machine import Transition
 from shared.store.blobs import Packed
-from shared.store.books import Bucket, E
+from shared.store.books import Bucket, E, Look
 from shared.store.counters import Owner
 from shared.store.deadlines import DeadlineEntry
 from shared.store.deliveries import Attempt, DeliveryState, Found
@@ -209,7 +209,13 @@ class BookPort(Protocol[E]):
     """A book of jobs to look at when a time comes (`shared.store.books`): the lease book,
     the deadline book."""
 
-    def partitions(self) -> list[str]: ...
+    def look(self, now_ms: int) -> Look:
+        """The partitions a tick at `now_ms` drains, from its slots' maps."""
+        ...
+
+    def drained(self, look: Look, partitions: list[str]) -> None:
+        """`partitions` of `look` were drained to the end: settled slots' maps may go."""
+        ...
 
     def due(self, partition: str, now_ms: int) -> tuple[list[Bucket[E]], bool]:
         """The partition's due buckets, oldest first, a page of them; and whether more may be due."""
@@ -458,6 +464,7 @@ __all__ = [
     "KeyHolder",
     "Kind",
     "LeaseEntry",
+    "Look",
     "Line",
     "NameClaim",
     "NewRecord",

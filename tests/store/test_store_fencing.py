@@ -71,7 +71,7 @@ def test_a_claim_files_its_leases_in_the_lease_book(shelf: Shelf) -> None:
     def due(now_ms: int) -> list[tuple[str, int, int]]:
         return [
             (e.job_id, e.attempt, e.lease_until_ms)
-            for p in book.partitions()
+            for p in book.look(now_ms).partitions
             for b in book.due(p, now_ms)[0]
             for e in b.entries
         ]
@@ -89,7 +89,7 @@ def test_a_job_with_a_deadline_is_filed_in_the_deadline_book(shelf: Shelf) -> No
     def due(now_ms: int) -> list[tuple[str, int]]:
         return [
             (e.job_id, e.expires_at_ms)
-            for p in book.partitions()
+            for p in book.look(now_ms).partitions
             for b in book.due(p, now_ms)[0]
             for e in b.entries
         ]

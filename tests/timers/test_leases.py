@@ -9,7 +9,7 @@ import pytest
 from shared.clock import ManualClock
 from shared.config import Config
 from shared.runtime import Runtime
-from shared.store import books, keys
+from shared.store import books
 from tests.support import Api, Background
 
 JOBS = "/v1/spaces/work/jobs"
@@ -202,24 +202,24 @@ def test_overlapping_ticks_count_each_expiry_once(
     assert {j["failures"] for j in api.get(JOBS).body["jobs"]} == {1}
 
 
-def test_the_clock_drains_every_partition_of_the_lease_book(
+def test_the_clock_drains_every_shard_of_a_slot_of_the_lease_book(
     rt: Runtime, api: Api, bg: Background, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Claims spread their buckets over the lease book's partitions (so no one partition
-    every space shares is busy); a tick reads them all."""
+    """Claims spread their buckets over the write shards of the slot they are due in (so no
+    partition every space shares is busy); a tick reads every shard the slot's map names."""
+    monkeypatch.setattr(books, "PER_SHARD", 1)  # from the second bucket on, each in the next shard
     record, shards = rt.leases.record, rt.leases.shards
 
-    def one_bucket_a_job_in_partition_after_partition(space: str, claims: list) -> None:
-        for n, one in enumerate(claims):
-            monkeypatch.setattr(books.random, "randrange", lambda _shards, n=n: n)
+    def one_bucket_a_job(space: str, claims: list) -> None:
+        for one in claims:
             record(space, [one])
 
-    monkeypatch.setattr(rt.leases, "record", one_bucket_a_job_in_partition_after_partition)
+    monkeypatch.setattr(rt.leases, "record", one_bucket_a_job)
     api.post(JOBS, [{"name": "n", "maxAttempts": 1}] * shards)
     api.post(f"{JOBS}:claim", {"count": shards, "leaseMs": 1_000})
-    partitions = keys.book_partitions(keys.LEASE_PREFIX, shards)
-    used = {pk for pk in partitions if rt.db.query("pk = :pk", vals={":pk": pk})[0]}
-    assert len(used) == shards == Config.local().book_shards
     clock.advance(1_000)
+    partitions = rt.leases.look(clock.now_ms()).partitions
+    assert len(partitions) == shards == Config.local().book_shards
+    assert all(rt.db.query("pk = :pk", vals={":pk": pk})[0] for pk in partitions)
     assert bg.tick()["expired"] == shards
     assert not any(rt.db.query("pk = :pk", vals={":pk": pk})[0] for pk in partitions)

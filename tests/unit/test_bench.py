@@ -1,12 +1,12 @@
 """`make bench`'s figures against its own targets, at a scale a test affords.
 
 A job's own units (`bench.cost.Measured.per_job(with_tick=False)`) do not depend on how
-many jobs a run makes, but the clock's lease check reads every partition of the lease book
-each tick whatever the jobs: a short run shares that among few jobs (at 200 jobs it is
-0.64 read units a job of 1.23). So the bench measures the tick on its own, the tests assert
-the target on a job's own units, and that the tick does not grow with the jobs. Partition
-ceilings are shares, taken where the bench takes them at their even share (a family of keys
-picked by hash), so a short run tells what a long one would.
+many jobs a run makes, but the clock's lease check reads the lease book's slot maps each
+tick whatever the jobs: a short run shares that among few jobs. So the bench measures the
+tick on its own, the tests assert the target on a job's own units, and that the tick does
+not grow with the jobs. Partition ceilings are shares, taken where the bench takes them at
+their even share (a family of keys picked by hash), so a short run tells what a long one
+would.
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ def test_a_jobs_own_units_meet_the_target(runs: list[cost.Measured]) -> None:
 
 def test_the_clocks_tick_is_fixed_and_the_rest_is_per_job(runs: list[cost.Measured]) -> None:
     small, large = runs
-    # One read of each of the book's partitions, whatever the jobs; nothing written.
+    # One read of the books' slot maps, whatever the jobs; nothing written.
     assert small.tick == large.tick
-    assert large.tick.calls == keys.BOOK_SHARDS and large.tick.write_units == 0
-    assert large.tick.read_units == keys.BOOK_SHARDS * 0.5
+    assert large.tick.calls == 1 and large.tick.write_units == 0
+    assert large.tick.read_units <= 1
     for measured in runs:  # a part of the lease check the jobs had
         assert measured.phases["lease check"].read_units >= measured.tick.read_units
     # Nothing else fixed is left in a job's own figures: twice the jobs, the same a job
@@ -103,7 +103,7 @@ def test_the_lease_drain_keeps_up_with_the_target(per_claim: int) -> None:
 
 def test_make_bench_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
     """The lines `make bench` prints, each figure computed as above (a short run)."""
-    assert cost.main(["--jobs", "20", "--batch", "10", "--drain-buckets", "40"]) == 0
+    assert cost.main(["--jobs", "20", "--batch", "10", "--drain-buckets", "40", "--idle-buckets", "100"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert out[-1].startswith("per job: ") and out[-2].startswith("per job without the clock's tick: ")
     assert [line.split(":")[0] for line in out if "busiest key" in line] == [
@@ -113,3 +113,10 @@ def test_make_bench_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> No
     ]
     assert any(line.startswith("  of which every tick of the clock's lease check") for line in out)
     assert len([line for line in out if line.startswith("lease check drain")]) == 2
+    [idle] = [line for line in out if line.startswith("idle books: ")]
+    assert idle.startswith("idle books: 1 DynamoDB calls a tick"), idle
+
+
+@pytest.mark.parametrize("filed", [1, 10_000])
+def test_an_idle_tick_of_the_books_is_one_call_however_much_is_filed(filed: int) -> None:
+    assert drain.idle(filed=filed) == 1
