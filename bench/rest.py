@@ -46,7 +46,7 @@ from bench.world import moto_runtime
 from devserver.background import Sender, StreamReader, handler
 from devserver.gateway import LambdaContext
 from devserver.wiring import REGION
-from shared import runtime
+from shared import render, runtime
 from shared.clock import ManualClock
 from shared.jobs.claim import claim
 from shared.jobs.create import create
@@ -450,7 +450,9 @@ def _at_rest(rt: Any, stream: StreamReader) -> None:
         if name == "charge-invoice":
             fields["callback"] = {"url": "https://hooks.example.com/emit"}
         create(rt.context, "rest", [NewJob.model_validate(fields)], batch=False)
-        (job,) = claim(rt.context, "rest", count=1, names=[name], wait_ms=0, lease_ms=None)
+        (job,) = claim(
+            rt.context, "rest", count=1, names=[name], wait_ms=0, lease_ms=None, show=render.claimed
+        )
         done = {"id": job["id"], "attempt": job["attempt"], "complete": {"result": {}}}
         report(rt.context, "rest", reports_in([done]))
     while records := stream.read():

@@ -15,8 +15,9 @@ from typing import Literal, TypeVar
 
 from shared.callbacks import Due, Outbox
 from shared.clock import Clock
-from shared.job import Job, JobStatus, Retention
-from shared.machine import EXPIRED, deadline, expire, unclaimed
+from shared.job import Job, JobStatus
+from shared.jobs.deadlines import cancel_expired
+from shared.machine import expire, unclaimed
 from shared.policy import Policies, SpacePolicies
 from shared.spaces import SpaceSettings
 from shared.spread import Spreader
@@ -133,24 +134,11 @@ class Sweeper:
             if job is None:
                 continue
             # Finished (a final status never changes back): nothing to do, no write.
-            report.past_deadline += self._cancel(bucket.space, job, now, retention)
+            report.past_deadline += cancel_expired(
+                self.jobs, bucket.space, job, now_ms=now, retention=retention
+            )
         if later:
             self.jobs.deadlines.record(bucket.space, later)
-
-    def _cancel(self, space: str, job: Job, now: int, retention: Retention) -> bool:
-        """Cancel `job` (as read) with error `expired` if its deadline has passed unfinished:
-        whether this write did it. Its holds are let go in the same write, as any finish
-        does. (The write `shared.jobs.deadlines` makes for a claim or a report that finds a
-        job past its deadline: the `deadline` transition's guard lets one of them apply.)"""
-        if not job.past_deadline(now):
-            return False
-        change = deadline(now_ms=now, retention=retention, has_callback=job.callback is not None)
-        error = self.jobs.pack(space, job.id, "error", EXPIRED.encode())
-        try:
-            self.jobs.transition(space, job.id, change, value=error, held=job)
-        except JobConflict:
-            return False  # finished, or cancelled by another, since it was read
-        return True
 
     # -- leases ---------------------------------------------------------------
 

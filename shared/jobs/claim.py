@@ -15,8 +15,7 @@ from typing import TypeVar
 from shared import wire
 from shared.job import Job
 from shared.jobs.context import Context
-from shared.jobs.deadlines import afterthought
-from shared.machine import EXPIRED, deadline
+from shared.jobs.deadlines import afterthought, cancel_found
 from shared.machine import fail as fail_transition
 from shared.machine import give_back as give_back_transition
 from shared.observability import logger
@@ -76,7 +75,7 @@ def _settle(ctx: Context, space: str, found: ClaimResult, now: int) -> None:
     """What a look found besides the jobs it answers: those past their deadline are
     cancelled, as the clock would have; those it won but can never show fail for good."""
     for job in found.expired:
-        _cancel_expired(ctx, space, job, now)
+        cancel_found(ctx, space, job, now=now)
     for job in found.unreadable:
         logger.error("a claimed job cannot be shown", extra={"action": "claim", "job": job.id})
         _unshowable(ctx, space, job, now)
@@ -110,17 +109,6 @@ def _answer(
         answer.append(shown)
         size += cost
     return answer
-
-
-def _cancel_expired(ctx: Context, space: str, job: Job, now: int) -> None:
-    """Cancel a candidate the claim found past its deadline, with error `expired`, letting
-    go of what it holds (`job` is as the refused claim found it, holds and all); a fault
-    leaves it to the clock rather than fail the claim."""
-    with afterthought(job):
-        retention = ctx.settings.get(space).retention
-        cancel = deadline(now_ms=now, retention=retention, has_callback=job.callback is not None)
-        error = ctx.jobs.pack(space, job.id, "error", EXPIRED.encode())
-        ctx.jobs.transition(space, job.id, cancel, value=error, held=job)
 
 
 def _unshowable(ctx: Context, space: str, job: Job, now: int) -> None:
