@@ -29,7 +29,7 @@ def claim_jobs(space: str) -> Response:
     metrics.add_metric("JobsClaimed", MetricUnit.Count, len(jobs))
     # Each job is already an `answers.Claimed` (render.claimed, where the claim measures it):
     # checking the envelope again would walk every payload once more, on the largest answers.
-    return ok({"jobs": jobs})
+    return ok({"jobs": jobs} | runtime().wake.shown())
 
 
 lambda_handler = entrypoint(app)

@@ -23,6 +23,7 @@ from shared.store.deliveries import DeliveryStore
 from shared.store.dynamo import Item, deserialize
 from shared.store.jobs import JobStore
 from shared.store.spaces import SpaceStore
+from shared.wake import Wake
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ class StreamProcessor:
         outbox: Outbox,
         spaces: SpaceStore,
         notifier: Notifier | None = None,
+        wake: Wake | None = None,
     ) -> None:
         self.clock = clock
         self.jobs = jobs
@@ -100,12 +102,15 @@ class StreamProcessor:
         self.outbox = outbox
         self.spaces = spaces
         self.notifier = notifier
+        self.wake = wake  # issue 19: hints to listening workers (shared.wake)
 
     def record(self, record: Mapping[str, Any]) -> Due | None:
         """Apply one record; answers the delivery it made due, with the finished job's item."""
         change = JobChange.of(record)
         if change is None:
             return None
+        if self.wake is not None:  # issue 19: a job that may have become claimable hints its name
+            self.wake.changed(change.space, change.old, change.new)
         if change.finished and change.new is not None and self.notifier is not None:
             # Before the callback: a record that fails here is retried whole, and the
             # callback's start is as safe to repeat as the notices are.
