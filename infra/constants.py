@@ -35,6 +35,7 @@ TABLE_NAME_OUTPUT = "TableName"
 BUCKET_NAME_OUTPUT = "BucketName"
 ALARM_TOPIC_OUTPUT = "AlarmTopicArn"
 DASHBOARD_OUTPUT = "DashboardName"
+WAKE_URL_OUTPUT = "WakeUrl"
 
 # -- API ----------------------------------------------------------------------------------
 
