@@ -226,9 +226,15 @@ class LaterThread:
         self._thread.join(timeout=5)
 
     def _loop(self) -> None:
+        handler: Any = importlib.import_module("functions.wake_later").lambda_handler
         while not self._stop.is_set():
-            for space, name, trailing in self.later.due(self.runtime.clock.now_ms()):
-                self.runtime.wake.later_due(space, name, trailing=trailing)
+            now = self.runtime.clock.now_ms()
+            for space, name, trailing in self.later.due(now):
+                put_off = {"space": space, "name": name, "atMs": now, "trailing": trailing}
+                try:  # as Lambda would run it, invoked without waiting
+                    handler(put_off, LambdaContext("wake_later", 30, 128))
+                except Exception as exc:
+                    print(f"emit dev: wake later: {exc!r}", file=sys.stderr)
             next_at = self.later.next_at()
             pause = 1.0 if next_at is None else max(0.0, (next_at - self.runtime.clock.now_ms()) / 1000)
             self._wake.wait(min(pause, 1.0))
