@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import threading
 import time
@@ -158,7 +159,7 @@ def wake_latencies(jobs: int = 100, names: int = 8) -> list[float]:
                 last[name] = sent
                 (job,) = client.create([{"name": f"w{name}"}])
                 with seen:
-                    seen.wait_for(lambda job=job: job in started, timeout=30)
+                    seen.wait_for(functools.partial(started.__contains__, job), timeout=30)
                 latencies.append((started[job] - sent) * 1000)
             return latencies
         finally:
