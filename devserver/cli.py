@@ -72,12 +72,17 @@ def run(args: argparse.Namespace) -> int:
 
         logger.setLevel(logging.WARNING)
 
-    try:  # issue 19: the wake WebSocket, on a port of its own
-        from devserver.wake import WakeServer
+    from devserver.wake import WakeServer
 
-        wake = WakeServer(args.host, wake_port(args, server.server_port))
+    port = wake_port(args, server.server_port)
+    try:  # issue 19: the wake WebSocket, on a port of its own
+        wake = WakeServer(args.host, port)
     except OSError as exc:
-        print(f"emit dev: cannot listen for wake on {args.host} ({exc.strerror or exc}).", file=sys.stderr)
+        print(
+            f"emit dev: cannot listen for wake on {args.host}:{port} ({exc.strerror or exc}); "
+            "choose another port with --wake-port.",
+            file=sys.stderr,
+        )
         server.server_close()
         return 1
     config = config.model_copy(update={"wake_url": wake.url})

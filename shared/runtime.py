@@ -190,8 +190,9 @@ def _wake_wiring(config: Config) -> dict[str, Any]:
     quick = BotoConfig(connect_timeout=1, read_timeout=2, retries={"mode": "standard", "max_attempts": 1})
     if config.wake_url:
         endpoint = management_endpoint(config.wake_url)
-        client = boto3.client("apigatewaymanagementapi", endpoint_url=endpoint, config=quick)
-        wiring["wake_poster"] = ApiGatewayPoster(client)
+        wiring["wake_poster"] = ApiGatewayPoster(
+            lambda: boto3.client("apigatewaymanagementapi", endpoint_url=endpoint, config=quick)
+        )
     if config.wake_later_function:
         wiring["wake_later"] = LambdaLater(boto3.client("lambda", config=quick), config.wake_later_function)
     return wiring

@@ -377,14 +377,18 @@ def management_endpoint(wake_url: str) -> str:
 
 class ApiGatewayPoster:
     """Posts through API Gateway's management API (`@connections`), as `execute-api:ManageConnections`
-    allows on this API's connections only."""
+    allows on this API's connections only. Its client is made at the first post: a function
+    that only answers `wakeUrl` never makes one (a cold start's time)."""
 
-    def __init__(self, client: Any) -> None:
-        self.client = client
+    def __init__(self, make_client: Callable[[], Any]) -> None:
+        self._make_client = make_client
+        self._client: Any = None
 
     def post(self, connection_id: str, data: bytes) -> None:
+        if self._client is None:
+            self._client = self._make_client()
         try:
-            self.client.post_to_connection(ConnectionId=connection_id, Data=data)
+            self._client.post_to_connection(ConnectionId=connection_id, Data=data)
         except ClientError as exc:
             status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
             if exc.response["Error"]["Code"] == "GoneException" or status == 410:
