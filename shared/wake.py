@@ -183,6 +183,8 @@ class Wake:
         self.later = later
         self._hinted: dict[tuple[str, str], _Hinted] = {}
         self._soon: set[tuple[str, str, int]] = set()
+        self._unheard: set[tuple[str, str]] = set()
+        """Names found without listeners in this stream batch (`new_batch`)."""
         self._lock = threading.Lock()
 
     def shown(self) -> dict[str, str]:
@@ -245,6 +247,14 @@ class Wake:
 
     # -- hints ----------------------------------------------------------------------------
 
+    def new_batch(self) -> None:
+        """A batch of stream records begins. A name found without listeners stays so for the
+        rest of a batch: each of its records was written before the batch was read, so before
+        that look, and a worker that listens after it claims after it, finding those jobs. So
+        a name nobody listens to costs one read a batch, not one a job."""
+        with self._lock:
+            self._unheard.clear()
+
     def changed(self, space: str, old: Item | None, new: Item | None) -> None:
         """A job changed (the stream's record): hint its name if the job became claimable
         (created, released, retried), now or, within `LATER_HORIZON_MS`, when it does."""
@@ -254,8 +264,11 @@ class Wake:
             if ready is None or new is None or claimable(old, now) is not None:
                 return
             name = str(new["name"])
+            with self._lock:
+                if (space, name) in self._unheard:
+                    return
             if ready <= now:
-                self.hint(space, name)
+                self._hint(space, name, defer=True, batch=True)
             elif ready - now <= LATER_HORIZON_MS:
                 self._soon_ready(space, name, ready)
         except Exception:  # a hint is worth less than the stream it rides on
@@ -266,6 +279,9 @@ class Wake:
         most once a second (a hint held back by that goes out when the second ends, unless
         `defer` is False: for a hint that was itself put off). The clock calls this when a
         delay or a backoff ends, or a name is resumed or given room."""
+        self._hint(space, name, defer=defer, batch=False)
+
+    def _hint(self, space: str, name: str, *, defer: bool, batch: bool) -> None:
         now = self.clock.now_ms()
         key = (space, name)
         with self._lock:
@@ -277,6 +293,9 @@ class Wake:
                 return
         listeners = self.store.listeners(space, name, now)
         if not listeners:
+            if batch:
+                with self._lock:
+                    self._unheard.add((space, name))
             return
         last = self.store.mark(space, name, now_ms=now, every_ms=HINT_EVERY_MS, until_ms=now + HINTED_MS)
         with self._lock:
@@ -308,6 +327,9 @@ class Wake:
             self._soon.add((space, name, second))
         if self.store.listeners(space, name, self.clock.now_ms()):
             self._defer(space, name, ready_ms, trailing=False)
+        else:
+            with self._lock:
+                self._unheard.add((space, name))
 
     def _defer(self, space: str, name: str, at_ms: int, *, trailing: bool) -> None:
         if self.later is not None:

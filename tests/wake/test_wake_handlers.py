@@ -300,6 +300,31 @@ def test_a_name_nobody_listens_to_costs_no_write(
     assert posts.posts == []
 
 
+def test_a_name_nobody_listens_to_costs_one_read_a_batch_and_a_later_listen_is_heard(
+    api: Api,
+    bg: Background,
+    rt: Runtime,
+    posts: Recorder,
+    worker: Callable[..., str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    looks: list[str] = []
+    original = rt.wake.store.listeners
+
+    def counted(space: str, name: str, now_ms: int) -> list[str]:
+        looks.append(name)
+        return original(space, name, now_ms)
+
+    monkeypatch.setattr(rt.wake.store, "listeners", counted)
+    assert api.post(f"{SPACE}/jobs", [{"name": "a"} for _ in range(20)]).status == 200
+    bg.stream()
+    assert looks == ["a"], "one look for the whole batch"
+    cid = worker("c1", ["a"])
+    create(api)
+    bg.stream()
+    assert hints(posts, cid) == ["a"], "the next batch looks again"
+
+
 # -- coalescing -----------------------------------------------------------------------------
 
 
