@@ -134,6 +134,7 @@ def wake_latencies(jobs: int = 100, names: int = 8) -> list[float]:
     from emit import Emit, HeldJob, wake  # noqa: PLC0415 - the SDK, only for this run
 
     wake.CLAIM_EVERY_S = 3_600.0  # a job is claimed on its hint, never on the regular claim
+    wake.SOON_AFTER_LISTENING_S = ()
     started: dict[str, float] = {}
     seen = threading.Condition()
     with emit_dev() as server, Emit(server.url, TOKEN, SPACE) as emit:

@@ -41,6 +41,12 @@ log = logging.getLogger("emit.wake")
 PROTOCOL = "emit.v1"
 CLAIM_EVERY_S = 60.0
 """While listening, the worker claims at least this often, hint or not."""
+SOON_AFTER_LISTENING_S: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+"""Claims made anyway this long after it first listens: a job whose change the service saw
+before that (say, one the worker's first claims failed, to be retried a second later)
+and that becomes claimable soon after was hinted to nobody (the service puts such hints
+off for up to 15 s, for those listening then). Six claims a worker's run; after a break
+in listening, the regular claim covers it."""
 HINTED_WAIT_S = 0.5
 """A claim made on a hint waits this long for the job (the service's ready index may trail
 the hint by a moment: on AWS it looks at once, then 250 ms and 500 ms on); it answers as
@@ -82,6 +88,8 @@ class Listener:
         self.listening = False
         self.listened = 0
         """How many times it has started listening (a first time, then once per reconnect)."""
+        self.listened_at: float | None = None
+        """When it first started listening (the clock's `monotonic`)."""
         self.refused: str | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -144,6 +152,8 @@ class Listener:
                 if answer.get("type") != "listening":
                     raise Refused(f"{answer.get('code')}: {answer.get('message')}")
             self.listened += 1
+            if self.listened_at is None:
+                self.listened_at = self.clock.monotonic()
             self._set(listening=True)
             self.hinted.set()  # whatever was hinted while it was not listening
             keepalive = asyncio.create_task(self._keepalive(socket), name="emit-wake-keepalive")
@@ -220,7 +230,7 @@ class Waking:
         if not self._idle:
             listener.hinted.clear()
             return 0.0
-        left = CLAIM_EVERY_S - (self.clock.monotonic() - self._last_claim)
+        left = self._next_claim(listener) - self.clock.monotonic()
         listener.changed.clear()
         if not listener.hinted.is_set() and left > 0:
             await _first(
@@ -233,6 +243,15 @@ class Waking:
         hinted = listener.hinted.is_set()
         listener.hinted.clear()
         return HINTED_WAIT_S if hinted else 0.0
+
+    def _next_claim(self, listener: Listener) -> float:
+        """When the next claim is due without a hint: a minute after the last, or sooner
+        just after the listener first listened (`SOON_AFTER_LISTENING_S`)."""
+        due = self._last_claim + CLAIM_EVERY_S
+        if listener.listened_at is not None:
+            soon = [listener.listened_at + s for s in SOON_AFTER_LISTENING_S]
+            due = min([due] + [at for at in soon if at > self._last_claim])
+        return due
 
     def after_claim(self, *, asked: int, got: int, wake_url: str | None) -> None:
         self._last_claim = self.clock.monotonic()

@@ -127,6 +127,7 @@ def hints_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """While listening, a worker claims only on a hint (its regular claim is an hour away),
     and it connects again quickly."""
     monkeypatch.setattr(wake, "CLAIM_EVERY_S", 3_600.0)
+    monkeypatch.setattr(wake, "SOON_AFTER_LISTENING_S", ())
     monkeypatch.setattr(wake, "RECONNECT", Backoff(first=0.05, most=0.2))
 
 
@@ -156,6 +157,20 @@ def test_a_listening_worker_claims_on_a_hint(client: Emit) -> None:
         for _ in range(3):
             job = client.jobs.create("w").id
             eventually(lambda job=job: job in done)
+        assert worker.listening
+
+
+def test_a_job_that_becomes_claimable_soon_after_the_worker_listens_is_claimed(
+    client: Emit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its change came before anyone listened, so nobody was hinted when its delay ended: the
+    worker's claims soon after it first listens find it."""
+    monkeypatch.setattr(wake, "SOON_AFTER_LISTENING_S", (0.5, 1.0, 2.0, 4.0, 8.0))
+    job = client.jobs.create("w", delay_ms=2_000).id
+    done: list[str] = []
+    worker = worker_for(client, done)
+    with running(worker):
+        eventually(lambda: job in done)
         assert worker.listening
 
 
