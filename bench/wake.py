@@ -20,6 +20,7 @@ import functools
 import statistics
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-latency", action="store_true", help="only the idle worker's cost")
     args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore", "No application metrics to publish")
     from emit import wake  # noqa: PLC0415
 
     usage = empty_claim_usage()
