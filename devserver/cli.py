@@ -18,6 +18,7 @@ from shared.config import Config
 from shared.routes import ROUTES
 from shared.runtime import install
 from shared.schema import NewToken
+from shared.wake import ROUTES as WAKE_ROUTES
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,6 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="keep tables on this DynamoDB-compatible endpoint, not in memory, so jobs outlive the process "
         "(EMIT_DYNAMODB_ENDPOINT)",
+    )
+    parser.add_argument(
+        "--wake-port",
+        type=int,
+        default=None,
+        help="port of the wake WebSocket (default: the next port; a free one with --port 0)",
     )
     parser.add_argument("--verbose", action="store_true", help="log every request")
 
@@ -65,8 +72,24 @@ def run(args: argparse.Namespace) -> int:
 
         logger.setLevel(logging.WARNING)
 
+    from devserver.wake import WakeServer
+
+    port = wake_port(args, server.server_port)
+    try:  # issue 19: the wake WebSocket, on a port of its own
+        wake = WakeServer(args.host, port)
+    except OSError as exc:
+        print(
+            f"emit dev: cannot listen for wake on {args.host}:{port} ({exc.strerror or exc}); "
+            "choose another port with --wake-port.",
+            file=sys.stderr,
+        )
+        server.server_close()
+        return 1
+    config = config.model_copy(update={"wake_url": wake.url})
+
     with ExitStack() as stack:
         stack.callback(server.server_close)
+        stack.callback(wake.stop)
         from moto import mock_aws
 
         # S3 (large payloads) stays in memory either way; with an endpoint, DynamoDB calls
@@ -74,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         endpoint = config.dynamodb_endpoint
         passthrough = [re.escape(endpoint.rstrip("/")) + ".*"] if endpoint else []
         stack.enter_context(mock_aws(config={"core": {"passthrough": {"urls": passthrough, "services": []}}}))
-        runtime = build_runtime(config=config, fast=True)
+        runtime = build_runtime(config=config, fast=True, wake_poster=wake)
         dev_token = config.dev_token
         install(runtime)
         if dev_token is None:
@@ -84,17 +107,33 @@ def run(args: argparse.Namespace) -> int:
         background = Background(runtime, endpoint=config.dynamodb_endpoint)
         background.start()
         stack.callback(background.stop)
+        from devserver.wake import LaterThread
+
+        later = LaterThread(runtime)
+        later.start()
+        stack.callback(later.stop)
+        wake.start()
         print(f"emit dev: admin token {dev_token}", flush=True)
+        print(f"emit dev: wake on {wake.url}", flush=True)
         print(f"emit dev: listening on http://{args.host}:{server.server_port}", flush=True)
         server.serve_forever(poll_interval=0.2)
     return 0
+
+
+def wake_port(args: argparse.Namespace, http_port: int) -> int:
+    """The wake WebSocket's port: `--wake-port`, else the one after the HTTP port (8788 by
+    default), or a free one when the HTTP port was (`--port 0`)."""
+    if args.wake_port is not None:
+        return int(args.wake_port)
+    return 0 if args.port == 0 else http_port + 1
 
 
 def import_handlers() -> None:
     """Import every function's module now, on one thread, as Lambda's cold starts would
     before any request: a request thread and a background thread importing Powertools'
     modules at the same moment can find one half-initialized (an ImportError, so a 500)."""
-    for function in sorted({route.function for route in ROUTES} | {"stream_handler", "clock_handler"}):
+    wake = {route.function for route in WAKE_ROUTES if route.function is not None}
+    for function in sorted({route.function for route in ROUTES} | {"stream_handler", "clock_handler"} | wake):
         importlib.import_module(f"functions.{function}")
 
 

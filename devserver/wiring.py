@@ -207,6 +207,7 @@ def build_runtime(
     config: Config | None = None,
     callback_transport: Any = None,
     fast: bool = False,
+    wake_poster: Any = None,
 ) -> Runtime:
     """Clients, table and bucket for local use, with `config`'s settings (by default
     `Config.local()`); call inside an active moto mock unless `config.dynamodb_endpoint`
@@ -234,4 +235,5 @@ def build_runtime(
         s3=Serialized(s3, threading.Lock()),
         config=config,
         callback_transport=callback_transport,
+        wake_poster=wake_poster,
     )

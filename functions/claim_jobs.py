@@ -31,7 +31,7 @@ def claim_jobs(space: str) -> Response:
     metrics.add_metric("JobsClaimed", MetricUnit.Count, len(jobs))
     # Each job is rendered once, as the claim measured it (`render.claimed`): checking the
     # envelope again would walk every payload once more, on the largest answers.
-    return ok({"jobs": jobs})
+    return ok({"jobs": jobs} | runtime().wake.shown())
 
 
 lambda_handler = entrypoint(app)

@@ -14,7 +14,8 @@ app = make_app()
 @app.get("/v1/spaces/<space>")
 def get_space(space: str) -> Response:
     authorize(app, "admin", space)
-    return ok(render.answer(answers.Space, runtime().settings.describe(space)))
+    rt = runtime()
+    return ok(render.answer(answers.Space, rt.settings.describe(space) | rt.wake.shown()))
 
 
 lambda_handler = entrypoint(app)

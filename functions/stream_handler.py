@@ -25,6 +25,7 @@ processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     stream = runtime().stream
+    runtime().wake.new_batch()  # issue 19: what wake learns of listeners holds for this batch only
     due: list[Due] = []
 
     def apply(record: DynamoDBRecord) -> None:

@@ -16,7 +16,7 @@ app = make_app()
 def update_space(space: str) -> Response:
     authorize(app, "admin", space)
     space_now = runtime().settings.patch(space, parse(SettingsPatch, body(app)))
-    return ok(render.answer(answers.Space, space_now))
+    return ok(render.answer(answers.Space, space_now | runtime().wake.shown()))
 
 
 lambda_handler = entrypoint(app)

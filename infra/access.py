@@ -155,6 +155,16 @@ ACCESS: Mapping[str, Access] = {
         _set("GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem", "BatchWriteItem"),
         index=_set("Query"),
     ),
+    # Wake (shared.wake). $connect: the token (GetItem), the connection's record (PutItem).
+    "wake_connect": Access(_set("GetItem", "PutItem")),
+    # listen: the connection and its token (GetItem), its listens listed on it (UpdateItem),
+    # a listen item per name (BatchWriteItem).
+    "wake_listen": Access(_set("GetItem", "UpdateItem", "BatchWriteItem")),
+    # $disconnect: the connection (GetItem), it and its listen items removed (BatchWriteItem).
+    "wake_disconnect": Access(_set("GetItem", "BatchWriteItem")),
+    # A hint put off: the name's listeners (Query), its last-hinted item (UpdateItem), and a
+    # gone connection's records removed (GetItem, BatchWriteItem).
+    "wake_later": Access(_set("GetItem", "Query", "UpdateItem", "BatchWriteItem")),
     # A delivery handed over: its attempt's hold and result (UpdateItem), the job when the
     # message does not carry it, its values and the space's secret (GetItem, BatchGetItem, S3).
     "callback_sender": Access(_set("GetItem", "BatchGetItem", "UpdateItem"), gets=_set("result")),

@@ -39,6 +39,7 @@ BUCKET_NAME_OUTPUT = "BucketName"
 ALARM_TOPIC_OUTPUT = "AlarmTopicArn"
 DASHBOARD_OUTPUT = "DashboardName"
 """Only with `-c dashboard=true`."""
+WAKE_URL_OUTPUT = "WakeUrl"
 
 # -- API ----------------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from infra.constructs.data import Data
 from infra.constructs.functions import Functions
 from infra.constructs.monitoring import Monitoring
 from infra.constructs.triggers import Triggers
+from infra.constructs.wake import Wake, function_of
 from shared.job import FINAL
 
 _JOB = {"pk": {"S": [{"prefix": "J#"}]}}
@@ -35,6 +36,16 @@ STREAM_FILTERS = [
     # change again, so an old image with `ttl` is the record of their removal.
     lambda_.FilterCriteria.filter(
         {"dynamodb": {"Keys": _JOB, "OldImage": {"ttl": {"N": [{"exists": True}]}}}}
+    ),
+    # Wake (issue 19): a pending job in the ready index, which may have just become
+    # claimable (created, released, retried); the handler compares it with the old image.
+    lambda_.FilterCriteria.filter(
+        {
+            "dynamodb": {
+                "Keys": _JOB,
+                "NewImage": {"status": {"S": ["PENDING"]}, "gsk": {"S": [{"exists": True}]}},
+            }
+        }
     ),
 ]
 """Records the stream handler needs (only the `dynamodb` key can be filtered on [4.4]);
@@ -82,6 +93,13 @@ class EmitStack(Stack):
             concurrency=constants.CALLBACK_SENDER_CONCURRENCY,
         )
 
+        # Wake (issue 19): the WebSocket API workers listen on; the stream hints them.
+        self.wake = Wake(self, "Wake", functions=self.functions, throwaway=throwaway)
+        self.wake.answered_by(
+            function_of(self.functions, m) for m in ("get_space", "update_space", "claim_jobs")
+        )
+        self.wake.hinted_by([stream])
+
         self._output(constants.API_URL_OUTPUT, self.api.url, "The API's base URL")
         self._output(constants.TABLE_NAME_OUTPUT, self.data.table.table_name, "The DynamoDB table")
         self._output(
@@ -92,6 +110,7 @@ class EmitStack(Stack):
             self._output(
                 constants.DASHBOARD_OUTPUT, self.monitoring.dashboard.dashboard_name, "The dashboard"
             )
+        self._output(constants.WAKE_URL_OUTPUT, self.wake.url, "Where workers listen for hints (wakeUrl)")
 
     def _output(self, key: str, value: str, description: str) -> None:
         CfnOutput(self, key, value=value, description=description).override_logical_id(key)

@@ -204,6 +204,9 @@ class Claimed(Answer):
 class ClaimedJobs(Answer):
     jobs: list[Claimed]
     """Oldest claimable first; empty when nothing arrived in time."""
+    wakeUrl: str | Omitted = omitted()
+    """Where a worker listens for hints (a WebSocket, `shared.wake`); left out where the
+    deployment has no wake (a worker then long-polls)."""
 
 
 class Rejection(Answer):
@@ -447,6 +450,9 @@ class Space(Answer):
     inFlight: int | None
     """Unfinished jobs created while the space had a `maxInFlight`; null while it has none
     (the count is kept only under a cap)."""
+    wakeUrl: str | Omitted = omitted()
+    """Where workers listen for hints (a WebSocket, `shared.wake`); left out where the
+    deployment has no wake."""
 
 
 class SpaceEntry(Answer):

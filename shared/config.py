@@ -148,6 +148,20 @@ class Config(BaseModel):
     """A token accepted as admin of every space (`emit dev`; without it, it mints one and
     prints it). Never set on AWS."""
 
+    # -- wake (issue 19: shared.wake) ------------------------------------------------------
+
+    wake_url: Annotated[
+        str | None,
+        Env("EMIT_WAKE_URL", local_why="`emit dev` sets it to its own wake address", by_stack=True),
+    ] = None
+    """Where workers listen for hints (`wakeUrl`: the WebSocket API's stage URL). The stack
+    sets it on the functions that answer it or post hints (`https://` of the same host and
+    path is the connections' management endpoint); None: no wake, workers long-poll."""
+    wake_later_function: Annotated[str | None, Env("EMIT_WAKE_LATER_FUNCTION", by_stack=True)] = None
+    """The function that sends a hint a little later (`functions/wake_later.py`, invoked
+    without waiting): the stack sets it on the stream's function; None: hints put off run
+    in this process (`emit dev`'s thread) or not at all."""
+
     # -- reading and writing --------------------------------------------------------------
 
     @classmethod

@@ -37,6 +37,7 @@ from shared.store.dynamo import Dynamo
 from shared.store.jobs import JobStore
 from shared.store.journal import Journal
 from shared.store.leases import LeaseBook
+from shared.store.listeners import ListenerStore
 from shared.store.secrets import ServiceSecrets
 from shared.store.spaces import SpaceStore
 from shared.store.spread import SpreadStore
@@ -44,6 +45,7 @@ from shared.store.tokens import TokenStore
 from shared.stream import StreamProcessor
 from shared.sweeper import Sweeper
 from shared.targets import TargetPolicy
+from shared.wake import ApiGatewayPoster, HeldLater, LambdaLater, Later, Poster, Wake, management_endpoint
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -61,6 +63,11 @@ class Runtime:
     """Where callbacks go; None: the network."""
     sqs: Any = None
     """The SQS client of `config.callback_queue_url` (on AWS, where the sender has a queue)."""
+    wake_poster: Poster | None = None
+    """How a hint reaches a connection (`shared.wake`): API Gateway's management API on
+    AWS, `emit dev`'s own server locally; None: hints go nowhere."""
+    wake_later: Later | None = None
+    """How a hint is put off (`shared.wake`); None: held in this process (`HeldLater`)."""
 
     @property
     def table(self) -> str:
@@ -144,6 +151,15 @@ class Runtime:
             spreader=self.context.spreader,
             unclaimed_every_ms=self.config.unclaimed_every_ms,
         )
+        self.wake = Wake(
+            clock=self.clock,
+            store=ListenerStore(self.db),
+            tokens=self.tokens,
+            url=self.config.wake_url,
+            poster=self.wake_poster,
+            later=self.wake_later if self.wake_later is not None else HeldLater(),
+        )
+        """Connections, listens and hints (`shared.wake`); the clock calls `wake.hint`."""
         self.stream = StreamProcessor(
             clock=self.clock,
             jobs=self.jobs,
@@ -151,6 +167,7 @@ class Runtime:
             outbox=self.outbox,
             spaces=self.space_store,
             notifier=Notifier(self.context),
+            wake=self.wake,
         )
 
     @classmethod
@@ -168,7 +185,23 @@ class Runtime:
             s3=s3,
             config=config,
             sqs=boto3.client("sqs", config=client) if config.callback_queue_url else None,
+            **_wake_wiring(config),
         )
+
+
+def _wake_wiring(config: Config) -> dict[str, Any]:
+    """A deployed function's wake clients: posts to the WebSocket API's connections (short
+    timeouts, no retries: a hint that fails is dropped), hints put off through Lambda."""
+    wiring: dict[str, Any] = {}
+    quick = BotoConfig(connect_timeout=1, read_timeout=2, retries={"mode": "standard", "max_attempts": 1})
+    if config.wake_url:
+        endpoint = management_endpoint(config.wake_url)
+        wiring["wake_poster"] = ApiGatewayPoster(
+            lambda: boto3.client("apigatewaymanagementapi", endpoint_url=endpoint, config=quick)
+        )
+    if config.wake_later_function:
+        wiring["wake_later"] = LambdaLater(boto3.client("lambda", config=quick), config.wake_later_function)
+    return wiring
 
 
 _current: Runtime | None = None

@@ -16,6 +16,7 @@ from shared.callbacks import Due, Outbox
 from shared.clock import Clock
 from shared.jobs.notify import Notifier
 from shared.store.port import DeliveryStorePort, JobChange, JobStorePort, SpaceStorePort
+from shared.wake import Wake
 
 
 class StreamProcessor:
@@ -28,6 +29,7 @@ class StreamProcessor:
         outbox: Outbox,
         spaces: SpaceStorePort,
         notifier: Notifier | None = None,
+        wake: Wake | None = None,
     ) -> None:
         self.clock = clock
         self.jobs = jobs
@@ -35,12 +37,16 @@ class StreamProcessor:
         self.outbox = outbox
         self.spaces = spaces
         self.notifier = notifier
+        self.wake = wake
+        """Hints to listening workers when a job may have become claimable (`shared.wake`)."""
 
     def record(self, record: Mapping[str, Any]) -> Due | None:
         """Apply one record; answers the delivery it made due, with the finished job."""
         change = JobChange.of(record)
         if change is None:
             return None
+        if self.wake is not None:
+            self.wake.changed(change)
         ended, removed = change.finished_job, change.removed_job
         if ended is not None and self.notifier is not None:
             # Before the callback: a record that fails here is retried whole, and the

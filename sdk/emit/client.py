@@ -74,6 +74,11 @@ class Emit:
     def url(self) -> str:
         return self._transport.url
 
+    @property
+    def authorization(self) -> str:
+        """The `Authorization` header every call sends (the worker's wake sends it too)."""
+        return str(self._transport.authorization)
+
     def diagnostics(self) -> list[NameDiagnostics]:
         """Each job name of the space with pending jobs or a policy of its own: counts, the
         policy in force, and why its jobs wait (`names.diagnostics`)."""

@@ -39,6 +39,8 @@ class Jobs:
     def __init__(self, transport: Transport, space: str | None) -> None:
         self._transport = transport
         self._space = space
+        self.wake_url: str | None = None
+        """Where the service offers hints (`emit.wake`), as the last claim's answer said."""
 
     def _path(self, suffix: str = "") -> str:
         if not self._space:
@@ -243,6 +245,7 @@ class Jobs:
         answer = self._transport.call(
             "POST", self._path(":claim"), body=body, repeatable=False, timeout=wait + _POLL_MARGIN_S
         )
+        self.wake_url = answer.get("wakeUrl")
         return [Claimed.from_api(c) for c in answer["jobs"]]
 
     def report(self, reports: Sequence[Mapping[str, Any]]) -> builtins.list[Outcome]:

@@ -65,6 +65,7 @@ class Transport:
         clock: Clock = SYSTEM,
     ) -> None:
         self.url = url.rstrip("/")
+        self.authorization = f"Bearer {token}"
         self.room_wait = room_wait
         self.backoff = backoff
         self.clock = clock
@@ -73,7 +74,7 @@ class Transport:
             timeout=timeout,
             transport=http_transport,
             headers={
-                "authorization": f"Bearer {token}",
+                "authorization": self.authorization,
                 "user-agent": f"emit-python/{VERSION}",
                 "accept": "application/json",
             },

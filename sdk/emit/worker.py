@@ -46,6 +46,7 @@ from emit.held import HeldJob
 from emit.models import Claimed
 from emit.reporter import Hold, Reporter
 from emit.transport import Backoff
+from emit.wake import Waking
 
 if TYPE_CHECKING:
     from emit.client import Emit
@@ -103,6 +104,12 @@ class Worker:
         self._forced = asyncio.Event()
         self._running: dict[tuple[str, int], asyncio.Task[None]] = {}
         self._slot = asyncio.Event()
+        self._waking: Waking | None = None
+
+    @property
+    def listening(self) -> bool:
+        """Whether it hears of work over the service's WebSocket now (else it long-polls)."""
+        return self._waking is not None and self._waking.listening
 
     def __repr__(self) -> str:
         return f"<emit worker {getattr(self.handler, '__qualname__', self.handler)!r} names={self.names}>"
@@ -173,6 +180,24 @@ class Worker:
                 self._stop_requested.clear()
 
     async def _claim_until_stopped(self, client: Emit, reporter: Reporter, clock: Clock) -> None:
+        # Claims wait for hints over the WebSocket when they can, else long-poll (emit.wake).
+        waking = Waking(
+            space=client.space,
+            names=self.names,
+            authorization=client.authorization,
+            clock=clock,
+            poll_wait=self.poll_wait,
+        )
+        self._waking = waking
+        try:
+            await self._claim_while_running(client, reporter, clock, waking)
+        finally:
+            await waking.close()
+            self._waking = None
+
+    async def _claim_while_running(
+        self, client: Emit, reporter: Reporter, clock: Clock, waking: Waking
+    ) -> None:
         backoff, failures = Backoff(first=0.5, most=10.0), 0
         while not self._stopping.is_set():
             free = self.concurrency - len(self._running)
@@ -180,11 +205,14 @@ class Worker:
                 self._slot.clear()
                 await _first(self._slot.wait(), self._stopping.wait())
                 continue
+            wait = await waking.before_claim(self._stopping)
+            if wait is None:
+                continue
             claim = functools.partial(
                 client.jobs.claim,
                 count=free,
                 names=self.names,
-                wait=self.poll_wait,
+                wait=wait,
                 lease_ms=round(self.lease * 1000) if self.lease else None,
             )
             try:
@@ -198,6 +226,7 @@ class Worker:
             failures = 0
             if claimed is None:  # stopped at once while the claim waited: its answer is let go
                 return
+            waking.after_claim(asked=free, got=len(claimed), wake_url=client.jobs.wake_url)
             # Wall time to read the lease's end against; the clock's time to schedule renewals.
             received = (time.time(), clock.monotonic())
             for job in claimed:

@@ -88,6 +88,14 @@ class JobChange:
     def removed(self) -> bool:
         return self.event == "REMOVE" and self.old is not None
 
+    def became_claimable(self, now_ms: int) -> tuple[str, int] | None:
+        """(name, when) if this change made the job claimable (created, released, retried):
+        now, or at its ready time; None if it was claimable before or is not now."""
+        ready = claimable(self.new, now_ms)
+        if ready is None or self.new is None or claimable(self.old, now_ms) is not None:
+            return None
+        return str(self.new["name"]), ready
+
     @property
     def finished_job(self) -> Snapshot | None:
         """The job as this change finished it; None: the change did not finish it."""
@@ -129,3 +137,16 @@ def _base64(value: Any) -> Any:
     if isinstance(value, bytes):
         return base64.b64encode(value).decode()
     return value
+
+
+def claimable(item: Item | None, now_ms: int) -> int | None:
+    """When a job item is claimable (pending, in the ready index): now or later; None if
+    it is not waiting to be claimed."""
+    if item is None or item.get("status") != "PENDING" or not item.get("gsk"):
+        return None
+    sort = str(item["gsk"])
+    if keys.is_due(sort):
+        return now_ms
+    if sort.startswith(keys.LATER):
+        return max(now_ms, int(sort[len(keys.LATER) : len(keys.LATER) + 13]))
+    return None

@@ -44,6 +44,7 @@ from shared.store.jobs.records import (
 )
 from shared.store.journal import Event, Line
 from shared.store.leases import LeaseEntry
+from shared.store.listeners import Connection, ConnectionGone
 from shared.store.policies import Policy, Rate, SpacePolicies
 from shared.store.settings import Destination, Kind, Settings
 from shared.store.spaces import SpaceState
@@ -449,6 +450,8 @@ __all__ = [
     "Census",
     "ClaimPlan",
     "ClaimResult",
+    "Connection",
+    "ConnectionGone",
     "CountersPort",
     "DeadlineEntry",
     "DeliveryState",
@@ -464,8 +467,9 @@ __all__ = [
     "KeyHolder",
     "Kind",
     "LeaseEntry",
-    "Look",
     "Line",
+    "ListenerStorePort",
+    "Look",
     "NameClaim",
     "NewRecord",
     "Owner",
@@ -491,10 +495,39 @@ __all__ = [
 ]
 
 
+class ListenerStorePort(Protocol):
+    """Wake's connections and listens (`shared.store.listeners`), as `shared.wake` asks."""
+
+    def open(self, connection_id: str, caller: dict[str, Any], *, now_ms: int, until_ms: int) -> None:
+        """Record a connection made by `caller` (its token's id, scopes and spaces)."""
+        ...
+
+    def connection(self, connection_id: str, now_ms: int) -> Connection | None:
+        """The connection, unless it is gone or past its time."""
+        ...
+
+    def add(self, connection_id: str, space: str, names: Iterable[str], *, until_ms: int) -> None:
+        """Listen to `names` of `space`; raises ConnectionGone if the connection is gone."""
+        ...
+
+    def listeners(self, space: str, name: str, now_ms: int) -> list[str]:
+        """The connections listening to `name` in `space`."""
+        ...
+
+    def close(self, connection_id: str) -> int:
+        """Remove the connection and all it listens to: the number of listens removed."""
+        ...
+
+    def mark(self, space: str, name: str, *, now_ms: int, every_ms: int, until_ms: int) -> int | None:
+        """Note `name` hinted now unless it was within `every_ms` (None: noted; else when)."""
+        ...
+
+
 if TYPE_CHECKING:
     from shared.store.deliveries import DeliveryStore
     from shared.store.jobs import JobStore
     from shared.store.journal import Journal
+    from shared.store.listeners import ListenerStore
     from shared.store.secrets import ServiceSecrets
     from shared.store.spaces import SpaceStore
     from shared.store.spread import SpreadStore
@@ -506,5 +539,6 @@ if TYPE_CHECKING:
     _space_listing: type[SpaceListing] = SpaceStore
     _tokens_speak: type[TokenStorePort] = TokenStore
     _journal_speaks: type[JournalPort] = Journal
+    _listeners_speak: type[ListenerStorePort] = ListenerStore
     _secrets_speak: type[SecretsPort] = ServiceSecrets
     _spread_speaks: type[SpreadStorePort] = SpreadStore

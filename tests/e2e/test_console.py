@@ -13,7 +13,9 @@ import httpx
 from tests.dev import DEV_TOKEN, start_dev
 from tests.support import PATIENCE_S
 
-BANNER = re.compile(r"^emit dev: (admin token \S+|listening on http://127\.0\.0\.1:\d+)$")
+BANNER = re.compile(
+    r"^emit dev: (admin token \S+|wake on ws://127\.0\.0\.1:\d+|listening on http://127\.0\.0\.1:\d+)$"
+)
 REQUEST = re.compile(r"^(GET|POST|PATCH|DELETE) (/\S*) (\d{3}) (\d+) ms$")
 HEADERS = {"Authorization": f"Bearer {DEV_TOKEN}"}
 
@@ -31,7 +33,7 @@ def test_without_verbose_it_prints_its_banner_and_nothing_else() -> None:
         lines = server.stop()
     printed = [line.rstrip("\n") for line in lines]
     assert [line for line in printed if not BANNER.match(line)] == []
-    assert len(printed) == 2
+    assert len(printed) == 3
 
 
 def test_with_verbose_it_prints_one_line_per_request() -> None:

@@ -34,12 +34,22 @@ def route_targets(template: Json) -> dict[str, str]:
     """Route key ("POST /v1/...") -> the logical id of the function it invokes."""
     integrations = resources(template, "AWS::ApiGatewayV2::Integration")
     out = {}
-    for route in resources(template, "AWS::ApiGatewayV2::Route").values():
+    for route in http_only(template, resources(template, "AWS::ApiGatewayV2::Route")).values():
         parts = route["Properties"]["Target"]["Fn::Join"][1]
         assert parts[0] == "integrations/"
         integration = integrations[referenced(parts[1])]
         out[route["Properties"]["RouteKey"]] = referenced(integration["Properties"]["IntegrationUri"])
     return out
+
+
+def http_only(template: Json, found: dict[str, Json]) -> dict[str, Json]:
+    """Those of an HTTP API's `found` routes or integrations (not the wake WebSocket API's)."""
+    apis = resources(template, "AWS::ApiGatewayV2::Api")
+    return {
+        name: r
+        for name, r in found.items()
+        if apis[referenced(r["Properties"]["ApiId"])]["Properties"]["ProtocolType"] == "HTTP"
+    }
 
 
 def module_of(function: Json) -> str:

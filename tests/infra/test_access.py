@@ -67,6 +67,8 @@ _CONSUME = {
     "sqs:GetQueueAttributes",
 }
 """The callback sender's event source reads its queue as the sender's role."""
+_HINTERS = {"stream_handler", "wake_later"}
+"""The functions that post wake's hints (shared.wake)."""
 
 
 def _checked_whole(statement: Json, service: set[str], actions: list[str], function: Json) -> bool:
@@ -82,6 +84,14 @@ def _checked_whole(statement: Json, service: set[str], actions: list[str], funct
         # the sender's mapping reads its queue. No other role touches a queue.
         allowed = {"stream_handler": _HAND_OVER, "clock_handler": _HAND_OVER, "callback_sender": _CONSUME}
         assert set(actions) <= allowed.get(module, set()), statement
+        return True
+    if service == {"execute-api"}:
+        # Wake (issue 19): posting hints to the WebSocket API's connections.
+        assert actions == ["execute-api:ManageConnections"] and module in _HINTERS, statement
+        return True
+    if service == {"lambda"}:
+        # Wake: putting a hint off, by invoking wake_later without waiting.
+        assert actions == ["lambda:InvokeFunction"] and module in _HINTERS - {"wake_later"}, statement
         return True
     if set(actions) <= _STREAM_READS:
         # The stream's event source mapping reads the stream as the function's role.

@@ -7,6 +7,7 @@ import json
 import logging
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aws_cdk.assertions import Match, Template
@@ -20,7 +21,7 @@ from shared.outbox import LocalOutbox, SqsOutbox
 from shared.routes import ROUTES, Route
 from shared.runtime import Runtime
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE, create_table_request
-from tests.infra.cfn import Json, Synthesized, module_of, referenced, resources, route_targets
+from tests.infra.cfn import Json, Synthesized, http_only, module_of, referenced, resources, route_targets
 from tests.infra.conftest import STACK
 
 HTTP_API_PATH_PART = re.compile(r"^(\{[\w.:-]+\+?\}|[a-zA-Z0-9.:_-]+)$")
@@ -55,14 +56,13 @@ def test_route_paths_are_legal_http_api_routes(route: Route) -> None:
 
 def test_integrations_outlast_every_function(template: Template, emit: Json) -> None:
     """The gateway waits 30 s, its maximum; each function gives up first."""
-    template.all_resources_properties(
-        "AWS::ApiGatewayV2::Integration",
-        {
-            "IntegrationType": "AWS_PROXY",
-            "PayloadFormatVersion": "2.0",
-            "TimeoutInMillis": constants.INTEGRATION_TIMEOUT_S * 1000,
-        },
-    )
+    for integration in http_only(emit, resources(emit, "AWS::ApiGatewayV2::Integration")).values():
+        props = integration["Properties"]
+        assert (props["IntegrationType"], props["PayloadFormatVersion"], props["TimeoutInMillis"]) == (
+            "AWS_PROXY",
+            "2.0",
+            constants.INTEGRATION_TIMEOUT_S * 1000,
+        )
     routed = {route.function for route in ROUTES}
     for function in resources(emit, "AWS::Lambda::Function").values():
         if module_of(function) in routed:
@@ -112,6 +112,12 @@ def test_functions_share_runtime_layers_and_observability(emit: Json) -> None:
         traced = module_of(function) != "clock_handler"  # a trace a minute at rest: see below
         if not traced:
             assert variables.pop("POWERTOOLS_TRACE_DISABLED") == "true"
+        # Wake (issue 19): those that answer wakeUrl or post hints learn it; the stream, where
+        # to put hints off.
+        if module_of(function) in WAKE_URL_MODULES:
+            assert "Fn::Join" in variables.pop("EMIT_WAKE_URL")
+        if module_of(function) in WAKE_LATER_MODULES:
+            assert "Ref" in variables.pop("EMIT_WAKE_LATER_FUNCTION")
         assert props["Runtime"] == Functions.RUNTIME.name == "python3.13"
         assert props["Architectures"] == ["arm64"]
         assert props["TracingConfig"] == {"Mode": "Active" if traced else "PassThrough"}
@@ -125,14 +131,27 @@ def test_functions_share_runtime_layers_and_observability(emit: Json) -> None:
         }
 
 
+WAKE_URL_MODULES = {"get_space", "update_space", "claim_jobs", "stream_handler", "wake_later"}
+WAKE_LATER_MODULES = {"stream_handler"}
+
+
 def _settings(function: Json) -> dict[str, str]:
     """A function's EMIT_* variables, each reference to a resource replaced by a name."""
     variables = function["Properties"]["Environment"]["Variables"]
-    return {
-        name: value if isinstance(value, str) else f"<{referenced(value)}>"
-        for name, value in variables.items()
-        if name.startswith("EMIT_")
-    }
+    return {name: _text(value) for name, value in variables.items() if name.startswith("EMIT_")}
+
+
+def _text(value: Any) -> str:
+    """A variable's value: a reference replaced by a name; a joined one (the wake URL) with each
+    reference a host-name-like part of its own."""
+    if isinstance(value, str):
+        return value
+    if "Fn::Join" in value:
+        separator, parts = value["Fn::Join"]
+        return str(separator).join(
+            p if isinstance(p, str) else referenced(p).lower().replace("::", "-") for p in parts
+        )
+    return f"<{referenced(value)}>"
 
 
 def test_the_environment_is_what_the_runtime_reads(emit: Json) -> None:
@@ -147,11 +166,16 @@ def test_the_environment_is_what_the_runtime_reads(emit: Json) -> None:
         assert set(settings) <= set(read.values()), "every EMIT_* variable is a field of the model"
         hands_over = module_of(function) in ("stream_handler", "clock_handler")
         expected = set(read) - unset - (set() if hands_over else {"callback_queue_url"})
+        expected -= set() if module_of(function) in WAKE_URL_MODULES else {"wake_url"}
+        expected -= set() if module_of(function) in WAKE_LATER_MODULES else {"wake_later_function"}
         assert {field for field, name in read.items() if name in settings} == expected, module_of(function)
         built = Runtime.from_env(settings)
         names = {"table": settings["EMIT_TABLE"], "bucket": settings["EMIT_BUCKET"]}
         if hands_over:
             names["callback_queue_url"] = settings["EMIT_CALLBACK_QUEUE_URL"]
+        for field in ("wake_url", "wake_later_function"):
+            if Config.env(field).name in settings:
+                names[field] = settings[Config.env(field).name]
         config = built.config
         assert config == Config(**names), "every other field at its default, the AWS value"
         # Claims and follow links alike pause by these (`shared.jobs.context`).
@@ -231,8 +255,8 @@ def test_every_function_logs_to_its_own_group_for_a_month(emit: Json) -> None:
         referenced(f["Properties"]["LoggingConfig"]["LogGroup"])
         for f in resources(emit, "AWS::Lambda::Function").values()
     ]
-    assert len(set(used)) == len(used) == len(ROUTES) + 3, (
-        "every route's function, the stream's, the clock's and the callback sender's"
+    assert len(set(used)) == len(used) == len(ROUTES) + 3 + 4, (
+        "every route's function, the stream's, the clock's, the callback sender's and wake's four"
     )
     assert all(groups[g]["Properties"]["RetentionInDays"] == 30 for g in used)
 
@@ -500,7 +524,12 @@ def test_the_stream_reaches_its_handler_filtered_bisected_and_dead_lettered(
     queue = referenced(props["DestinationConfig"]["OnFailure"]["Destination"])
     assert emit["Resources"][queue]["Type"] == "AWS::SQS::Queue"
     patterns = [json.loads(f["Pattern"]) for f in props["FilterCriteria"]["Filters"]]
-    finished, removed = patterns
+    finished, removed, claimable = patterns
+    # Wake (issue 19): a pending job in the ready index (the handler compares the images).
+    assert claimable["dynamodb"]["NewImage"] == {
+        "status": {"S": ["PENDING"]},
+        "gsk": {"S": [{"exists": True}]},
+    }
     assert set(finished["dynamodb"]["NewImage"]["status"]["S"]) == {
         "COMPLETED",
         "FAILED",
