@@ -78,6 +78,7 @@ bench: install
 	$(BIN)/python -m bench.limits
 	$(BIN)/python -m bench.keys
 	$(BIN)/python -m bench.local
+	$(BIN)/python -m bench.wake
 
 clean:
 	rm -rf $(VENV) cdk.out .pytest_cache .mypy_cache .ruff_cache
