@@ -123,6 +123,7 @@ FREE_AT_REST = frozenset(
         "AWS::ApiGatewayV2::Api",
         "AWS::ApiGatewayV2::Integration",
         "AWS::ApiGatewayV2::Route",
+        "AWS::ApiGatewayV2::RouteResponse",
         "AWS::ApiGatewayV2::Stage",
         "AWS::CDK::Metadata",
         "AWS::IAM::Policy",

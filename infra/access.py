@@ -152,7 +152,8 @@ ACCESS: Mapping[str, Access] = {
     # the stream never recorded (PutItem) and its job's mark cleared (UpdateItem), handed to
     # the sender (SQS, granted by the stack with the queue).
     "clock_handler": Access(
-        _set("GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem", "BatchWriteItem"),
+        # DeleteItem: a drained slot's map of the books, on the condition that no filing marked it since.
+        _set("GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem", "BatchWriteItem", "DeleteItem"),
         index=_set("Query"),
     ),
     # Wake (shared.wake). $connect: the token (GetItem), the connection's record (PutItem).

@@ -49,10 +49,11 @@ def _fast_answers(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     original = fast_client.DirectDynamoDB._handle
 
     def _handle(self: Any, operation: str, params: dict[str, Any]) -> Any:
-        # ADD of a string set (a report naming where its large value goes, a rare path) is
-        # left to moto's handler on purpose; every other shape the store sends is the fast path's.
+        # ADD to a set (a report naming where its large value goes; a book's slot map marked,
+        # once a process a slot: rare paths) is left to moto's handler on purpose; every other
+        # shape the store sends is the fast path's.
         values = params.get("ExpressionAttributeValues", {})
-        adds_a_set = operation == "UpdateItem" and any("SS" in v for v in values.values())
+        adds_a_set = operation == "UpdateItem" and any("SS" in v or "NS" in v for v in values.values())
         if not adds_a_set:
             handled[operation] += 1
         return original(self, operation, params)
