@@ -50,14 +50,14 @@ The modules, by what they keep:
 
 | module | keeps |
 | --- | --- |
-| `port` | every store as the use cases see it: `Protocol`s over values, never items; the only module of the store imported outside it (import-linter's `store-behind-port`) |
+| `port` | every store as the use cases see it, in values: all that is imported outside the store |
 | `table`, `keys`, `dynamo`, `codec` | the table's shape, its keys, the client, items <-> jobs |
 | `jobs/` | job items, one module a mechanism: `insert`, `read`, `pages`, `apply`, `claim` (`jobs/__init__`) |
 | `keyed`, `counters`, `spread` | keys' entries, counted limits (slots, rates, `maxInFlight`), widths |
 | `blobs`, `journal`, `listing` | large values (side items, S3), lines and events, the newest-first list |
 | `books`, `leases`, `deadlines` | the buckets the clock reads: leases to check, deadlines to cancel |
 | `deliveries`, `spaces`, `tokens`, `secrets` | callbacks' deliveries, spaces' own items, tokens, secrets |
-| `settings`, `policies` | a space's settings and its names' policies, as values read from and written to their items |
+| `settings`, `policies` | a space's settings and its names' policies, as values |
 | `listeners` | wake's connections, what each listens to, when a name was last hinted |
 | `images` | a job as one look at its item saw it (`Snapshot`): stream records, the sender's messages |
 """
