@@ -274,15 +274,6 @@ def token(token_id: str) -> dict[str, str]:
     return {"pk": TOKENS, "sk": token_id}
 
 
-# The books' partitions before they were filed by time slot (below): no longer written.
-def book_partitions(prefix: str, shards: int) -> list[str]:
-    return [f"{prefix}{n}" for n in range(shards)]
-
-
-def book_bucket(prefix: str, n: int, due_ms: int, bucket_id: str) -> dict[str, str]:
-    return {"pk": f"{prefix}{n}", "sk": f"{due_ms:013d}#{bucket_id}"}
-
-
 # -- the books by time slot (`shared.store.books`) ------------------------------------------
 # A bucket looked at `at` lives in a write shard of its time slot (the clock's tick, by
 # default), a partition named by the slot's end; the slot's map, keyed by its start, names

@@ -308,11 +308,6 @@ class SpaceStorePort(Protocol):
         """The space's settings, read now (the defaults where it has set none)."""
         ...
 
-    def settings(self, space: str) -> Mapping[str, Any] | None:
-        """The settings as stored: kept while `shared.jobs.notify` reads its destinations
-        from it (`read_settings` has them as `Settings.on_failure`/`on_settled`)."""
-        ...
-
     def patch_settings(self, space: str, changes: Mapping[str, Any], now_ms: int) -> None:
         """Set the settings fields a PATCH sent, in the API's spelling (None: back to the
         default, or off); creates the space if new."""

@@ -80,7 +80,7 @@ def test_a_page_lists_newest_first_by_status_name_and_cursor(shelf: Shelf) -> No
 
     def page(**kw: object) -> list[str]:
         args: dict = {"before": None, "limit": 10, "status": None, "name": None} | kw
-        return [i["sk"] for i in shelf.store.page(shelf.space, now_ms=shelf.now(), **args)]
+        return [j.id for j in shelf.store.jobs_page(shelf.space, now_ms=shelf.now(), **args).jobs]
 
     assert page() == [other, third, second, first]
     assert page(status=JobStatus.RUNNING) == [third]
@@ -95,15 +95,18 @@ def test_a_finished_job_past_its_retention_reads_as_absent(shelf: Shelf) -> None
     shelf.clock.advance(KEEP.completed_ms - 1_000)
     assert shelf.store.job(shelf.space, job_id, now_ms=shelf.now()) is not None
     assert job_id in [
-        i["sk"]
-        for i in shelf.store.page(
+        j.id
+        for j in shelf.store.jobs_page(
             shelf.space, before=None, limit=5, status=None, name=None, now_ms=shelf.now()
-        )
+        ).jobs
     ]
     shelf.clock.advance(1_000)
     assert shelf.store.job(shelf.space, job_id, now_ms=shelf.now()) is None
     assert (
-        shelf.store.page(shelf.space, before=None, limit=5, status=None, name=None, now_ms=shelf.now()) == []
+        shelf.store.jobs_page(
+            shelf.space, before=None, limit=5, status=None, name=None, now_ms=shelf.now()
+        ).jobs
+        == []
     )
     assert shelf.store.get_item(shelf.space, job_id) is not None, "hidden before TTL removes it"
 

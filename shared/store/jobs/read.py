@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from shared import limits
-from shared.job import MAX_PRIORITY, Job, JobStatus, hand_out_order
+from shared.job import MAX_PRIORITY, Job, hand_out_order
 from shared.store import keys
 from shared.store.codec import job_from_item, purged, ttl_seconds
 from shared.store.dynamo import ConditionFailed, Item
@@ -205,31 +205,6 @@ class Reads(Parts):
             result=_json(result),
             error=error.decode() if error is not None else None,
         )
-
-    def page(
-        self,
-        space: str,
-        *,
-        before: str | None,
-        limit: int,
-        status: JobStatus | None,
-        name: str | None,
-        now_ms: int,
-    ) -> list[Item]:
-        """Newest first across the space's jobs, up to `limit`, ids below `before`: the items
-        themselves, read from the space's job partitions and merged (`shared.store.listing`);
-        one past its retention and not removed yet is left out."""
-        found: list[Item] = []
-        items = self.listing.newest(
-            space, before=before, want=limit, name=name, status=status.value if status else None
-        )
-        for item in items:
-            if purged(item, now_ms):
-                continue
-            found.append(item)
-            if len(found) == limit:
-                break
-        return found
 
     # -- the clock's, the stream's and the sender's reads: jobs and snapshots -----------
 
