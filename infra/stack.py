@@ -95,6 +95,7 @@ class EmitStack(Stack):
 
         # Wake (issue 19): the WebSocket API workers listen on; the stream hints them.
         self.wake = Wake(self, "Wake", functions=self.functions, throwaway=throwaway)
+        self.monitoring.count_invoke_failures("wake-invoke-failures", self.wake.access_logs)
         self.wake.answered_by(
             function_of(self.functions, m) for m in ("get_space", "update_space", "claim_jobs")
         )

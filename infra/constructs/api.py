@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
-import jsii
 from aws_cdk import RemovalPolicy
-from aws_cdk import aws_apigateway as apigateway
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_apigatewayv2_integrations as integrations
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infra import constants
+from infra.constructs.access_logs import AccessLogs
 from infra.constructs.functions import Functions
 from infra.nag import acknowledge
 from shared.routes import ROUTES
@@ -32,20 +29,6 @@ ACCESS_LOG_FORMAT = {
     "error": "$context.error.message",
 }
 """One JSON line per request: enough to find a slow or failed request and its function's logs."""
-
-
-@jsii.implements(apigwv2.IAccessLogSettings)
-class _AccessLogs:
-    def __init__(self, group: logs.ILogGroup) -> None:
-        self._group = group
-
-    @property
-    def destination(self) -> apigwv2.IAccessLogDestination:
-        return apigwv2.LogGroupLogDestination(self._group)
-
-    @property
-    def format(self) -> apigateway.AccessLogFormat:
-        return apigateway.AccessLogFormat.custom(json.dumps(ACCESS_LOG_FORMAT, separators=(",", ":")))
 
 
 PUBLIC_ROUTES = {
@@ -94,7 +77,7 @@ class Api(Construct):
             http_api=self.http_api,
             stage_name="$default",
             auto_deploy=True,
-            access_log_settings=_AccessLogs(access_logs),
+            access_log_settings=AccessLogs(access_logs, ACCESS_LOG_FORMAT),
         )
         for route in ROUTES:
             function = functions.add(

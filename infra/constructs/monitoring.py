@@ -154,13 +154,7 @@ class Monitoring(Construct):
             description="The API answered 5xx: a function failed or timed out, or the gateway "
             "could not reach it. See the access logs and the functions' Errors.",
         )
-        self._count_faults(
-            "api-invoke-failures",
-            access_logs,
-            logs.FilterPattern.any(
-                *(logs.FilterPattern.string_value("$.integrationStatus", "=", s) for s in INVOKE_FAILURES)
-            ),
-        )
+        self.count_invoke_failures("api-invoke-failures", access_logs)
         self._graphs(
             cloudwatch.GraphWidget(
                 title="API requests and errors",
@@ -237,6 +231,17 @@ class Monitoring(Construct):
         self._graphs(cloudwatch.GraphWidget(title="Stream iterator age", width=_WIDE, left=[age]))
 
     # -- helpers ------------------------------------------------------------------------
+
+    def count_invoke_failures(self, name: str, access_logs: logs.ILogGroup) -> None:
+        """An API stage's refused or failed invokes (throttled, or the function failed) count
+        as faults: its access log's `integrationStatus`."""
+        self._count_faults(
+            name,
+            access_logs,
+            logs.FilterPattern.any(
+                *(logs.FilterPattern.string_value("$.integrationStatus", "=", s) for s in INVOKE_FAILURES)
+            ),
+        )
 
     def _count_faults(self, name: str, log_group: logs.ILogGroup, pattern: logs.IFilterPattern) -> None:
         """Each event of `log_group` matching `pattern` adds one to the faults metric; nothing

@@ -10,12 +10,9 @@ by invoking `wake_later` without waiting.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
-import jsii
 from aws_cdk import Duration, RemovalPolicy
-from aws_cdk import aws_apigateway as apigateway
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_apigatewayv2_integrations as integrations
 from aws_cdk import aws_lambda as lambda_
@@ -23,6 +20,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infra import constants
+from infra.constructs.access_logs import AccessLogs
 from infra.constructs.functions import Functions
 from infra.nag import acknowledge, logical_id
 from shared.config import Config
@@ -50,20 +48,6 @@ LATER_MEMORY_MB = 128
 """`wake_later` sleeps a second or so, then makes a hint's few calls: the smallest size."""
 LATER_TIMEOUT_S = LATER_HORIZON_MS // 1000 + 15
 """Its longest sleep, then the hint's posts (at most `SEND_BUDGET_S`) and a margin."""
-
-
-@jsii.implements(apigwv2.IAccessLogSettings)
-class _AccessLogs:
-    def __init__(self, group: logs.ILogGroup) -> None:
-        self._group = group
-
-    @property
-    def destination(self) -> apigwv2.IAccessLogDestination:
-        return apigwv2.LogGroupLogDestination(self._group)
-
-    @property
-    def format(self) -> apigateway.AccessLogFormat:
-        return apigateway.AccessLogFormat.custom(json.dumps(ACCESS_LOG_FORMAT, separators=(",", ":")))
 
 
 def function_of(functions: Functions, module: str) -> lambda_.Function:
@@ -123,8 +107,11 @@ class Wake(Construct):
             web_socket_api=self.api,
             stage_name=STAGE,
             auto_deploy=True,
-            access_log_settings=_AccessLogs(access_logs),
+            access_log_settings=AccessLogs(access_logs, ACCESS_LOG_FORMAT),
         )
+        self.access_logs = access_logs
+        """One JSON line per connection, message and disconnection; the faults alarm counts
+        its failed invokes (`Monitoring.count_invoke_failures`)."""
         self.url = self.stage.url
         self.later = functions.add(
             "wake_later",

@@ -415,24 +415,17 @@ def test_every_functions_failures_and_every_refused_invoke_count_as_faults(emit:
     filters = _faults_filters(emit)
     functions = resources(emit, "AWS::Lambda::Function").values()
     groups = {referenced(f["Properties"]["LoggingConfig"]["LogGroup"]) for f in functions}
-    # The HTTP API's stage: its refused invokes are faults. (The WebSocket API's are not
-    # counted yet: its access log has no faults filter; the wake functions' own failures
-    # are, by their log groups.)
-    http = {
-        k
-        for k, a in resources(emit, "AWS::ApiGatewayV2::Api").items()
-        if a["Properties"]["ProtocolType"] == "HTTP"
-    }
-    (access,) = (
+    # Every stage's refused invokes are faults: the HTTP API's and wake's WebSocket API's.
+    accesses = {
         referenced(s["Properties"]["AccessLogSettings"]["DestinationArn"])
         for s in resources(emit, "AWS::ApiGatewayV2::Stage").values()
-        if referenced(s["Properties"]["ApiId"]) in http
-    )
-    assert set(filters) == groups | {access}
+    }
+    assert len(accesses) == 2 and set(filters) == groups | accesses
     for group in groups:
         assert filters[group] == " ".join(f'?"{term}"' for term in FUNCTION_FAULTS)
     either = " || ".join(f'($.integrationStatus = "{s}")' for s in INVOKE_FAILURES)
-    assert filters[access] == f"{{ {either} }}"
+    for access in accesses:
+        assert filters[access] == f"{{ {either} }}"
 
 
 def test_the_services_own_error_lines_are_not_faults() -> None:
