@@ -291,11 +291,16 @@ class Sweeper:
         policy = policies.get(name)
         if policy.paused or policies.pause_changed_ms(name) > since_ms:
             return False
-        now, counters = self.clock.now_ms(), self.jobs.counters
-        if policy.concurrency is not None and sum(counters.running(space, name)) >= policy.concurrency:
+        if policy.concurrency is not None and self.jobs.running(space, name) >= policy.concurrency:
             return False
         rate = policy.rate
-        return rate is None or counters.rate_until(space, name, rate.tokens, rate.interval_ms, now) is None
+        if rate is None:
+            return True
+        now = self.clock.now_ms()
+        return (
+            self.jobs.rate_until(space, name, tokens=rate.tokens, interval_ms=rate.interval_ms, now_ms=now)
+            is None
+        )
 
     # -- callbacks ------------------------------------------------------------
 

@@ -200,11 +200,6 @@ class JobStorePort(Protocol):
         """The deadline book: jobs to cancel when their deadlines pass."""
         ...
 
-    @property
-    def counters(self) -> CountersPort:
-        """A name's counted limits: its slots and its rate."""
-        ...
-
 
 class BookPort(Protocol[E]):
     """A book of jobs to look at when a time comes (`shared.store.books`): the lease book,
@@ -226,18 +221,6 @@ class BookPort(Protocol[E]):
 
     def record(self, space: str, rows: list[tuple[Any, ...]]) -> None:
         """File the entries made of `rows` in one bucket, due at the earliest of them."""
-        ...
-
-
-class CountersPort(Protocol):
-    """A name's counted limits as they stand (`shared.store.counters`)."""
-
-    def running(self, space: str, name: str) -> list[int]:
-        """Slots held on each of the name's slot items (strongly consistent)."""
-        ...
-
-    def rate_until(self, space: str, name: str, tokens: int, interval_ms: int, now_ms: int) -> int | None:
-        """When the name's rate next allows a hand-out, if it allows none now (None: it does)."""
         ...
 
 
@@ -447,7 +430,6 @@ __all__ = [
     "ClaimResult",
     "Connection",
     "ConnectionGone",
-    "CountersPort",
     "DeadlineEntry",
     "DeliveryState",
     "DeliveryStorePort",
