@@ -22,6 +22,7 @@ from emit.transport import Backoff
 
 from tests.dev import DevServer
 from tests.sdk.support import FAST, eventually, running
+from tests.support import PATIENCE_S
 
 
 class Relay:
@@ -140,6 +141,13 @@ def relay(dev: DevServer) -> Iterator[Relay]:
     made.close()
 
 
+def only_hints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A listening worker then claims only on a hint: its regular and soon-after-listening
+    claims are put past any test's patience, so a job it gets, a hint brought."""
+    monkeypatch.setattr(wake, "CLAIM_EVERY_S", 100 * PATIENCE_S)
+    monkeypatch.setattr(wake, "SOON_AFTER_LISTENING_S", ())
+
+
 def worker_for(client: Emit, done: list[str], names: list[str] | None = None) -> Any:
     @client.worker(names=names or ["w"], **FAST)
     def handle(job: HeldJob[Any]) -> str:
@@ -149,7 +157,8 @@ def worker_for(client: Emit, done: list[str], names: list[str] | None = None) ->
     return handle
 
 
-def test_a_listening_worker_claims_on_a_hint(client: Emit) -> None:
+def test_a_listening_worker_claims_on_a_hint(client: Emit, monkeypatch: pytest.MonkeyPatch) -> None:
+    only_hints(monkeypatch)
     done: list[str] = []
     worker = worker_for(client, done)
     with running(worker):
@@ -174,7 +183,8 @@ def test_a_job_that_becomes_claimable_soon_after_the_worker_listens_is_claimed(
         assert worker.listening
 
 
-def test_a_worker_listens_to_each_of_its_names(client: Emit) -> None:
+def test_a_worker_listens_to_each_of_its_names(client: Emit, monkeypatch: pytest.MonkeyPatch) -> None:
+    only_hints(monkeypatch)
     names = [f"n{i}" for i in range(32)]
     done: list[str] = []
     worker = worker_for(client, done, names)
