@@ -19,6 +19,7 @@ from shared.routes import ROUTES
 from shared.runtime import install
 from shared.schema import NewToken
 from shared.wake import ROUTES as WAKE_ROUTES
+from shared.wake import ThreadSender
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -98,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
         passthrough = [re.escape(endpoint.rstrip("/")) + ".*"] if endpoint else []
         stack.enter_context(mock_aws(config={"core": {"passthrough": {"urls": passthrough, "services": []}}}))
         runtime = build_runtime(config=config, fast=True, wake_poster=wake)
+        # Hints' posts apart from the stream reader every space shares, as on AWS.
+        runtime.wake.sender = ThreadSender(runtime.wake)
         dev_token = config.dev_token
         install(runtime)
         if dev_token is None:

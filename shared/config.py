@@ -158,9 +158,10 @@ class Config(BaseModel):
     sets it on the functions that answer it or post hints (`https://` of the same host and
     path is the connections' management endpoint); None: no wake, workers long-poll."""
     wake_later_function: Annotated[str | None, Env("EMIT_WAKE_LATER_FUNCTION", by_stack=True)] = None
-    """The function that sends a hint a little later (`functions/wake_later.py`, invoked
-    without waiting): the stack sets it on the stream's function; None: hints put off run
-    in this process (`emit dev`'s thread) or not at all."""
+    """The function that sends a hint a little later, and makes a hint's posts apart from
+    the stream (`functions/wake_later.py`, invoked without waiting): the stack sets it on the
+    stream's function; None: hints put off run in this process (`emit dev`'s thread) or not
+    at all, and posts are made by the caller."""
 
     # -- reading and writing --------------------------------------------------------------
 

@@ -45,7 +45,17 @@ from shared.store.tokens import TokenStore
 from shared.stream import StreamProcessor
 from shared.sweeper import Sweeper
 from shared.targets import TargetPolicy
-from shared.wake import ApiGatewayPoster, HeldLater, LambdaLater, Later, Poster, Wake, management_endpoint
+from shared.wake import (
+    ApiGatewayPoster,
+    HeldLater,
+    LambdaLater,
+    LambdaSender,
+    Later,
+    Poster,
+    Sender,
+    Wake,
+    management_endpoint,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -67,6 +77,8 @@ class Runtime:
     """How a hint reaches a connection (`shared.wake`): API Gateway's management API on
     AWS, `emit dev`'s own server locally; None: hints go nowhere."""
     wake_later: Later | None = None
+    wake_sender: Sender | None = None
+    """Where hints' posts are made (`shared.wake`); None: in the caller, bounded."""
     """How a hint is put off (`shared.wake`); None: held in this process (`HeldLater`)."""
 
     @property
@@ -158,6 +170,7 @@ class Runtime:
             url=self.config.wake_url,
             poster=self.wake_poster,
             later=self.wake_later if self.wake_later is not None else HeldLater(),
+            sender=self.wake_sender,
         )
         """Connections, listens and hints (`shared.wake`); the clock calls `wake.hint`."""
         self.stream = StreamProcessor(
@@ -200,7 +213,9 @@ def _wake_wiring(config: Config) -> dict[str, Any]:
             lambda: boto3.client("apigatewaymanagementapi", endpoint_url=endpoint, config=quick)
         )
     if config.wake_later_function:
-        wiring["wake_later"] = LambdaLater(boto3.client("lambda", config=quick), config.wake_later_function)
+        invoker = boto3.client("lambda", config=quick)
+        wiring["wake_later"] = LambdaLater(invoker, config.wake_later_function)
+        wiring["wake_sender"] = LambdaSender(invoker, config.wake_later_function)
     return wiring
 
 

@@ -21,9 +21,12 @@ at most about two writes a second for each process hinting the name (one let thr
 held back), so DynamoDB's 1,000 writes a second an item are never near.
 
 **Bounded.** Hints never fail their caller (the stream goes on whatever happens here, a
-missed hint costs a worker at most its next regular claim). Posts run side by side, each
-bounded by the poster's timeouts, all of them by `SEND_BUDGET_S`; a post that fails is
-dropped, and one answered "gone" (410) removes the connection's records.
+missed hint costs a worker at most its next regular claim), and the stream never makes the
+posts: it hands them to a `Sender` (`LambdaSender`: `functions/wake_later.py`, invoked
+without waiting; `ThreadSender` under `emit dev`), so no space waits on another's
+listeners. There posts run side by side, each bounded by the poster's timeouts, all of them
+by `SEND_BUDGET_S`; a post that fails is dropped, and one answered "gone" (410) removes the
+connection's records.
 """
 
 from __future__ import annotations
@@ -83,6 +86,13 @@ class Poster(Protocol):
     """Sends one message to one connection; raises `Gone` when it no longer exists."""
 
     def post(self, connection_id: str, data: bytes) -> None: ...
+
+
+class Sender(Protocol):
+    """Sends one hint to its listeners somewhere apart from the caller (`Wake.post_all`
+    there): the stream and the clock, which every space shares, never wait on the posts."""
+
+    def send(self, connections: list[str], data: bytes) -> None: ...
 
 
 class Later(Protocol):
@@ -158,6 +168,7 @@ class Wake:
         url: str | None,
         poster: Poster | None = None,
         later: Later | None = None,
+        sender: Sender | None = None,
     ) -> None:
         self.clock = clock
         self.store = store
@@ -166,6 +177,8 @@ class Wake:
         """`wakeUrl`: where workers connect (None: no wake here)."""
         self.poster = poster
         self.later = later
+        self.sender = sender
+        """Where a hint's posts are made (None: here, bounded by `SEND_BUDGET_S`)."""
         self._hinted: dict[tuple[str, str], _Hinted] = {}
         self._soon: set[tuple[str, str, int]] = set()
         self._unheard: set[tuple[str, str]] = set()
@@ -289,7 +302,10 @@ class Wake:
             if defer:
                 self._defer(space, name, last + HINT_EVERY_MS, trailing=True)
             return
-        self._post_all(listeners, work(space, name))
+        if self.sender is not None:
+            self.sender.send(listeners, work(space, name))
+        else:
+            self.post_all(listeners, work(space, name))
 
     def later_due(self, space: str, name: str, *, trailing: bool) -> None:
         """A hint put off (`Later`) is due: a held-back one goes out now unless another did
@@ -318,7 +334,8 @@ class Wake:
         if self.later is not None:
             self.later.at(space, name, at_ms, trailing=trailing)
 
-    def _post_all(self, connections: list[str], data: bytes) -> None:
+    def post_all(self, connections: list[str], data: bytes) -> None:
+        """Post `data` to each of `connections`, side by side, within `SEND_BUDGET_S` in all."""
         if self.poster is None:
             return
         if len(connections) == 1:
@@ -412,6 +429,44 @@ class LambdaLater:
     def at(self, space: str, name: str, at_ms: int, *, trailing: bool) -> None:
         payload = {"space": space, "name": name, "atMs": at_ms, "trailing": trailing}
         self.client.invoke(FunctionName=self.function, InvocationType="Event", Payload=json.dumps(payload))
+
+
+class LambdaSender:
+    """Hands a hint's posts to `functions/wake_later.py`, invoked without waiting: a space
+    with many listeners costs the stream one invocation a hint (a thousand connections an
+    invocation), never the posts' time."""
+
+    CONNECTIONS = 1_000
+    """Connections an invocation posts to: its event stays far under Lambda's 256 KB."""
+
+    def __init__(self, client: Any, function: str) -> None:
+        self.client = client
+        self.function = function
+
+    def send(self, connections: list[str], data: bytes) -> None:
+        for i in range(0, len(connections), self.CONNECTIONS):
+            payload = {"post": connections[i : i + self.CONNECTIONS], "data": data.decode()}
+            self.client.invoke(
+                FunctionName=self.function, InvocationType="Event", Payload=json.dumps(payload)
+            )
+
+
+class ThreadSender:
+    """`emit dev`'s: a hint's posts made by a thread of their own, so its stream reader
+    never waits on them (as `LambdaSender` keeps them apart on AWS)."""
+
+    def __init__(self, wake: Wake) -> None:
+        self.wake = wake
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="emit-wake-send")
+
+    def send(self, connections: list[str], data: bytes) -> None:
+        self._pool.submit(self._post, connections, data)
+
+    def _post(self, connections: list[str], data: bytes) -> None:
+        try:
+            self.wake.post_all(connections, data)
+        except Exception:
+            logger.exception("wake: a hint's posts failed", extra={"action": "wake"})
 
 
 class HeldLater:

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
+from devserver.gateway import LambdaContext
 from devserver.wake import event, fire_due, invoke
+from functions.wake_later import lambda_handler as wake_later
 from shared import wake as wake_module
 from shared.clock import ManualClock
 from shared.runtime import Runtime
@@ -425,3 +427,34 @@ def test_records_past_their_time_are_skipped_before_ttl_removes_them(
     rt.wake.hint("wk", "a")
     assert posts.posts == []
     assert listen(cid, "wk", ["b"])["code"] == "Unauthenticated"
+
+
+# -- apart from the stream ------------------------------------------------------------------
+
+
+@dataclass
+class Handed:
+    """A `Sender` that keeps what it is handed: the stream's part ends there."""
+
+    sent: list[tuple[list[str], bytes]] = field(default_factory=list)
+
+    def send(self, connections: list[str], data: bytes) -> None:
+        self.sent.append((list(connections), data))
+
+
+def test_the_stream_hands_a_hints_posts_over_and_wake_later_makes_them(
+    rt: Runtime, api: Api, bg: Background, posts: Recorder, worker: Callable[..., str]
+) -> None:
+    """On AWS the stream's posts go to `wake_later` (`LambdaSender`): a space with many (or
+    slow) listeners costs the stream one invocation a hint, not the posts' time."""
+    handed = Handed()
+    rt.wake.sender = handed
+    a, b = worker("ca", ["a"]), worker("cb", ["a"])
+    create(api, name="a")
+    bg.stream()
+    assert posts.posts == [], "the stream made no post itself"
+    [(connections, data)] = handed.sent
+    assert sorted(connections) == sorted([a, b])
+    answer = wake_later({"post": connections, "data": data.decode()}, LambdaContext("wake_later", 30, 128))
+    assert answer == {"posted": 2}
+    assert posts.to(a) == posts.to(b) == [{"type": "work", "space": "wk", "name": "a"}]

@@ -10,7 +10,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from shared.runtime import Runtime
-from shared.wake import ApiGatewayPoster, Gone, LambdaLater, management_endpoint
+from shared.wake import ApiGatewayPoster, Gone, LambdaLater, LambdaSender, management_endpoint
 
 
 class Client:
@@ -70,6 +70,19 @@ def test_a_hint_is_put_off_by_invoking_wake_later_without_waiting() -> None:
     assert json.loads(call["Payload"]) == {"space": "s", "name": "n", "atMs": 123, "trailing": True}
 
 
+def test_a_hints_posts_are_handed_to_wake_later_a_thousand_connections_an_invocation() -> None:
+    client = Client()
+    connections = [f"c{i}" for i in range(2_500)]
+    LambdaSender(client, "emit-wake-later").send(connections, b'{"type":"work"}')
+    assert [(c["FunctionName"], c["InvocationType"]) for c in client.calls] == [
+        ("emit-wake-later", "Event")
+    ] * 3
+    handed = [json.loads(c["Payload"]) for c in client.calls]
+    assert [len(h["post"]) for h in handed] == [1_000, 1_000, 500]
+    assert [c for h in handed for c in h["post"]] == connections
+    assert {h["data"] for h in handed} == {'{"type":"work"}'}
+
+
 def test_a_deployed_function_builds_its_wake_from_its_settings() -> None:
     built = Runtime.from_env(
         {
@@ -81,5 +94,7 @@ def test_a_deployed_function_builds_its_wake_from_its_settings() -> None:
     assert built.wake.url == "wss://abc123.execute-api.us-east-1.amazonaws.com/v1"
     assert isinstance(built.wake.poster, ApiGatewayPoster)
     assert isinstance(built.wake.later, LambdaLater) and built.wake.later.function == "emit-wake-later"
+    assert isinstance(built.wake.sender, LambdaSender) and built.wake.sender.function == "emit-wake-later"
     plain = Runtime.from_env({"EMIT_TABLE": "t"})
     assert plain.wake.url is None and plain.wake.poster is None and plain.wake.shown() == {}
+    assert plain.wake.sender is None
