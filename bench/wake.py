@@ -130,6 +130,49 @@ def empty_claim_usage() -> Usage:
             install(None)
 
 
+HINTING_PROCESSES = 64
+"""Stream functions that may hint one name in the same second: one a stream shard, and a
+table taking 10,000 jobs a second has some tens of them."""
+
+
+def hint_usage(listeners: int) -> Usage:
+    """The DynamoDB usage of one hint of a name `listeners` connections listen to: the query
+    of its listeners (consistent) and the conditional write of its last-hinted item."""
+    with mock_aws():
+        clock = ManualClock()
+        rt, client = moto_runtime(clock, serialized=False)
+        install(rt)
+        try:
+            until = clock.now_ms() + HOUR_MS
+            for n in range(listeners):
+                rt.wake.store.open(
+                    f"c{n:05d}", {"token": "t", "scopes": ["work"]}, now_ms=clock.now_ms(), until_ms=until
+                )
+                rt.wake.store.add(f"c{n:05d}", SPACE, ["w"], until_ms=until)
+            meter = CapacityMeter(client)
+            meter.attach()
+            rt.wake.hint(SPACE, "w")
+            return meter.usage
+        finally:
+            install(None)
+
+
+def hint_ceilings(listeners: int = 1_000) -> list[str]:
+    """The two items every hint of one name touches, and how far they are from DynamoDB's
+    limits when `HINTING_PROCESSES` processes hint the name each second."""
+    usage = hint_usage(listeners)
+    writes = 2 * HINTING_PROCESSES  # each: the hint let through, or one held back
+    reads = usage.read_units * HINTING_PROCESSES
+    return [
+        f"  one hint of a name {listeners:,} connections listen to: {usage.read_units:g} read units, "
+        f"{usage.write_units:g} write units in {usage.calls} calls",
+        f"ceiling: WH#{{space}}#{{name}} (the name's last-hinted item): {writes} writes a second at "
+        f"{HINTING_PROCESSES} hinting processes, {writes / 10:.0f}% of its limit",
+        f"ceiling: WL#{{space}}#{{name}} (its listeners, {listeners:,}): {reads:,.0f} read units a second at "
+        f"{HINTING_PROCESSES} hinting processes, {reads / 30:.0f}% of its limit",
+    ]
+
+
 def wake_latencies(jobs: int = 100, names: int = 8) -> list[float]:
     """Milliseconds from each create to its handler starting, `emit dev` and one listening worker."""
     from emit import Emit, HeldJob, wake  # noqa: PLC0415 - the SDK, only for this run
@@ -196,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     for line in lines:
         print(f"  {line.what}: {line.count:,.1f} = ${line.dollars:.4f}")
     print(f"  (an empty claim: {usage.read_units:g} read units in {usage.calls} calls)")
+    for line in hint_ceilings():
+        print(line)
     print(f"idle worker: ${sum(line.dollars for line in lines):.3f} a month")
     if not args.no_latency:
         latencies = wake_latencies(args.jobs)

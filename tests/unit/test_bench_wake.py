@@ -33,3 +33,12 @@ def test_it_prints_the_idle_workers_line(capsys: pytest.CaptureFixture[str]) -> 
     assert bench.main(["--no-latency"]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.startswith("idle worker: $") and last.endswith(" a month")
+
+
+@pytest.mark.moto_only
+def test_a_hint_costs_one_query_and_one_write_however_many_listen() -> None:
+    """The two items every hint of a name touches (its listeners, its last-hinted item): the
+    bench's ceilings for them follow from this."""
+    few, many = bench.hint_usage(3), bench.hint_usage(1_000)
+    assert few.calls == many.calls == 2 and few.write_units == many.write_units == 1
+    assert many.read_units * bench.HINTING_PROCESSES < 3_000, "the listeners' partition under its limit"
