@@ -239,8 +239,9 @@ def main(argv: list[str] | None = None) -> int:
     for line in lines:
         print(f"  {line.what}: {line.count:,.1f} = ${line.dollars:.4f}")
     print(f"  (an empty claim: {usage.read_units:g} read units in {usage.calls} calls)")
-    for line in hint_ceilings():
-        print(line)
+    for ceiling in hint_ceilings():
+        print(ceiling)
+
     print(f"idle worker: ${sum(line.dollars for line in lines):.3f} a month")
     if not args.no_latency:
         latencies = wake_latencies(args.jobs)
