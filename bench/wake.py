@@ -241,7 +241,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  (an empty claim: {usage.read_units:g} read units in {usage.calls} calls)")
     for ceiling in hint_ceilings():
         print(ceiling)
-
     print(f"idle worker: ${sum(line.dollars for line in lines):.3f} a month")
     if not args.no_latency:
         latencies = wake_latencies(args.jobs)
