@@ -375,9 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         # The space's job partitions, by a hash of the id: at thousands of jobs a second each
         # takes its even share (a short run puts a few more jobs on one by chance).
         print(describe_family(load, args.jobs, f"{keys.JOB_PREFIX}{SPACE}#", keys.JOB_SHARDS, where=TABLE))
-        if callback:
-            print(describe_family(load, args.jobs, f"{keys.CALLBACK_PREFIX}{SPACE}#", keys.CALLBACK_SHARDS))
-        else:
+        if not callback:
             print(describe_token_load(requests_per_job=1 / batch + 2 / hand_out))
     for per_claim in (1, 10):
         measured = drain.measure(buckets=args.drain_buckets // per_claim, per_bucket=per_claim)

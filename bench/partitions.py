@@ -249,7 +249,11 @@ def hashed(space: str) -> dict[str, int]:
     """The key families a workload in `space` picks a member of by hash or in turn (the
     write shards of a slot of the lease book, the space's job partitions): counted at their
     even share."""
-    return {"LEASE#n": keys.BOOK_SHARDS, f"{keys.JOB_PREFIX}{space}#n": keys.JOB_SHARDS}
+    return {
+        f"{keys.LEASE_PREFIX}n": keys.BOOK_SHARDS,
+        f"{keys.TIMER_PREFIX}n": keys.BOOK_SHARDS,
+        f"{keys.JOB_PREFIX}{space}#n": keys.JOB_SHARDS,
+    }
 
 
 def busiest(load: PartitionLoad, jobs: int, spread: Mapping[str, int]) -> tuple[float, str]:
@@ -274,7 +278,9 @@ def busiest(load: PartitionLoad, jobs: int, spread: Mapping[str, int]) -> tuple[
     return best
 
 
-_BOOK_SHARD = re.compile(rf"^({re.escape(keys.LEASE_PREFIX)}|{re.escape(keys.DEADLINE_PREFIX)})\d+#\d+$")
+_BOOK_SHARD = re.compile(
+    rf"^({re.escape(keys.LEASE_PREFIX)}|{re.escape(keys.DEADLINE_PREFIX)}|{re.escape(keys.TIMER_PREFIX)})\d+#\d+$"
+)
 """A write shard of a time slot of a book (`LEASE#{slot's end}#{n}`): its family is the
 shards of one slot, `LEASE#n` (the bench files all its leases in one slot, the worst case)."""
 
@@ -292,7 +298,7 @@ def describe_family(
     load: PartitionLoad, jobs: int, prefix: str, keys: int, *, where: str | None = None
 ) -> str:
     """A family of `keys` keys one space's writes spread over by a hash of the job id
-    (`CALLBACK#{space}#n`, the job partitions `J#{space}#n`; `where`: only those of the
+    (the job partitions `J#{space}#n`; `where`: only those of the
     table or of that index): each takes its even share at thousands of jobs a second."""
 
     ceiling, writes, reads = family_ceiling(load, jobs, prefix, keys, where=where)

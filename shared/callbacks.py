@@ -30,8 +30,9 @@ from shared import limits
 from shared.clock import Clock
 from shared.job import Job, JobStatus
 from shared.spaces import SpaceSettings
-from shared.store.port import Attempt, DeliveryStorePort, JobStorePort, Snapshot
+from shared.store.port import CALLBACK, Attempt, DeliveryStorePort, JobStorePort, Snapshot, Timer
 from shared.targets import TargetPolicy, TargetRefused
+from shared.timers import Timers
 
 FIRST_RETRY_MS = 5 * limits.SECOND_MS
 MAX_RETRY_MS = limits.HOUR_MS
@@ -115,6 +116,7 @@ class Dispatcher:
         policy: TargetPolicy,
         transport: httpx.AsyncBaseTransport | None = None,
         send_deadline_s: float = SEND_DEADLINE_S,
+        timers: Timers,
     ) -> None:
         self.clock = clock
         self.jobs = jobs
@@ -124,6 +126,8 @@ class Dispatcher:
         self.transport = transport
         """None: the network; tests put a mock here."""
         self.send_deadline_s = send_deadline_s
+        self.timers = timers
+        """Where a try put off is filed, for the clock to hand it over when it is due."""
 
     def dispatch_many(self, targets: Sequence[Due]) -> list[str]:
         """Try each delivery that is due, if nobody else holds it; answers their states.
@@ -194,6 +198,9 @@ class Dispatcher:
         else:
             next_at = self.clock.now_ms() + retry_wait_ms(held.attempt.number)
             state = "GAVE_UP" if next_at - held.attempt.first_at_ms > GIVE_UP_AFTER_MS else "PENDING"
+        if state == "PENDING" and next_at is not None:
+            # Before the record that puts the next try off: the clock hands it over then.
+            self.timers.file(held.space, [Timer(CALLBACK, held.job_id, next_at)])
         self.deliveries.record(
             held.space,
             held.job_id,

@@ -39,6 +39,8 @@ MAX_JOB_DEFAULTS_PER_PATCH = 100
 MAX_KEY_WINDOW_MS = DAY_MS
 MAX_LEASE_MS = 12 * HOUR_MS
 UNCAPPED = 10**15
+STALE_RESERVATION_MS = 15 * MINUTE_MS
+"""Past any Lambda's run: a reservation of room this old belongs to a create that died."""
 """A cap no count reaches: what a write that is counted but never refused reserves under."""
 MIN_FOLLOW_LINK_TTL_MS = MINUTE_MS
 MAX_FOLLOW_LINK_TTL_MS = 30 * DAY_MS

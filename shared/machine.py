@@ -129,10 +129,10 @@ class Transition:
     place: Place | None = None
     """Where a job that enters that set waits."""
     callback_due_ms: int | None = None
-    """Set when the transition finishes the job: a job with a callback is then marked, in
-    this same write, where the clock looks for callbacks, due by this time. The stream
-    records the delivery and clears the mark long before; if it never does (its write
-    failed through every retry), the clock records the delivery itself."""
+    """Set when the transition finishes the job: a job with a callback is then filed in the
+    timer book (before this write), due by this time. The stream records the delivery long
+    before; if it never does (its write failed through every retry), the clock records the
+    delivery itself."""
     has_callback: bool | None = None
     """Whether the job has a callback, where the decision had the job at hand; None: the
     write finds out on the job's own item."""

@@ -41,10 +41,13 @@ from shared.store.listeners import ListenerStore
 from shared.store.secrets import ServiceSecrets
 from shared.store.spaces import SpaceStore
 from shared.store.spread import SpreadStore
+from shared.store.timers import TimerBook
 from shared.store.tokens import TokenStore
 from shared.stream import StreamProcessor
 from shared.sweeper import Sweeper
 from shared.targets import TargetPolicy
+from shared.timers import Timers
+from shared.unclaimed import NeverClaimed
 from shared.wake import (
     ApiGatewayPoster,
     HeldLater,
@@ -102,22 +105,30 @@ class Runtime:
         self.db = Dynamo(self.dynamodb, self.table)
         self.blobs = Blobs(self.db, self.s3, self.bucket)
         self.space_store = SpaceStore(self.db)
-        self.policies = Policies(self.space_store, self.clock, self.config.policy_cache_ms)
-        self.settings = SpaceSettings(
-            self.space_store, self.clock, self.config.settings_cache_ms, on_write=self.policies.forget
-        )
-        self.journal = Journal(self.db)
-        # Both books file by the clock's tick and share one read of their slot maps a tick.
+        # The three books file by the clock's tick and share one read of their slot maps a tick.
         slots = Slots(
             self.db, slot_ms=self.config.clock_tick_ms, shards=self.config.book_shards, now=self.clock.now_ms
         )
         self.leases = LeaseBook(self.db, slots)
+        timer_book = TimerBook(self.db, slots)
+        self.timers = Timers(timer_book, self.clock)
+        """Files timed work for the clock (`shared.timers`)."""
+        self.policies = Policies(self.space_store, self.clock, self.config.policy_cache_ms)
+        self.settings = SpaceSettings(
+            self.space_store,
+            self.clock,
+            self.config.settings_cache_ms,
+            self.timers,
+            on_write=self.policies.forget,
+        )
+        self.journal = Journal(self.db)
         self.jobs = JobStore(
             self.db,
             self.blobs,
             self.leases,
             widths=lambda space, name: self.policies.space(space).spread(name).width,
             deadlines=DeadlineBook(self.db, slots),
+            timers=timer_book,
         )
         self.deliveries = DeliveryStore(self.db)
         self.targets = TargetPolicy(allow_private=self.config.allow_private_callbacks)
@@ -132,7 +143,8 @@ class Runtime:
             secrets=ServiceSecrets(self.db),
             targets=self.targets,
             config=self.queue_config,
-            spreader=Spreader(SpreadStore(self.db)),
+            spreader=Spreader(SpreadStore(self.db), self.timers),
+            timers=self.timers,
             ids=IdGenerator(),
         )
         """What the use cases (`shared.jobs`) work with; handlers pass it to them."""
@@ -145,23 +157,12 @@ class Runtime:
             settings=self.settings,
             policy=self.targets,
             transport=self.callback_transport,
+            timers=self.timers,
         )
         self.outbox: Outbox = (
             SqsOutbox(self.sqs, self.config.callback_queue_url)
             if self.config.callback_queue_url
             else LocalOutbox()
-        )
-        self.sweeper = Sweeper(
-            clock=self.clock,
-            jobs=self.jobs,
-            spaces=self.space_store,
-            settings=self.settings,
-            policies=self.policies,
-            leases=self.leases,
-            deliveries=self.deliveries,
-            outbox=self.outbox,
-            spreader=self.context.spreader,
-            unclaimed_every_ms=self.config.unclaimed_every_ms,
         )
         self.wake = Wake(
             clock=self.clock,
@@ -173,12 +174,37 @@ class Runtime:
             sender=self.wake_sender,
         )
         """Connections, listens and hints (`shared.wake`); the clock calls `wake.hint`."""
+        self.sweeper = Sweeper(
+            clock=self.clock,
+            jobs=self.jobs,
+            spaces=self.space_store,
+            settings=self.settings,
+            policies=self.policies,
+            leases=self.leases,
+            deliveries=self.deliveries,
+            outbox=self.outbox,
+            spreader=self.context.spreader,
+            timers=self.timers,
+            never_claimed=NeverClaimed(
+                clock=self.clock,
+                jobs=self.jobs,
+                settings=self.settings,
+                policies=self.policies,
+                timers=self.timers,
+                every_ms=self.config.unclaimed_every_ms,
+            ),
+            wake=self.wake,
+        )
         self.stream = StreamProcessor(
             clock=self.clock,
             jobs=self.jobs,
             deliveries=self.deliveries,
             outbox=self.outbox,
             spaces=self.space_store,
+            settings=self.settings,
+            timers=self.timers,
+            unclaimed_every_ms=self.config.unclaimed_every_ms,
+            tick_ms=self.config.clock_tick_ms,
             notifier=Notifier(self.context),
             wake=self.wake,
         )

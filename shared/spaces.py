@@ -12,8 +12,11 @@ from shared.clock import Clock, Recent
 from shared.errors import NotFound
 from shared.policy import Policy, patch_fields
 from shared.schema import JobDefaults, SettingsPatch
-from shared.store.port import Settings, SpacePolicies, SpaceStorePort
+from shared.store.port import UNCLAIMED, Settings, SpacePolicies, SpaceStorePort, Timer
+from shared.timers import Timers
 
+SWEEP_BUCKET = 1_000
+"""Names' checks filed in one bucket item when a window changes (an item holds 400 KB)."""
 KEPT_APART = ("policy", "jobDefaults")
 """Settings a PATCH keeps field by field elsewhere (jobDefaults on the names' items):
 `SpaceSettings.patch`."""
@@ -44,10 +47,13 @@ class SpaceSettings:
         store: SpaceStorePort,
         clock: Clock,
         cache_ms: int,
+        timers: Timers,
         on_write: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
+        self.timers = timers
+        """Where a changed never-claimed window files its names' checks (`shared.unclaimed`)."""
         self.cache_ms = cache_ms
         self.on_write = on_write
         """Told of each space whose settings this process wrote (other caches drop it)."""
@@ -72,7 +78,10 @@ class SpaceSettings:
         }
 
     def patch(self, space: str, patch: SettingsPatch) -> dict[str, Any]:
-        self.store.patch_settings(space, settings_changes(patch), self.clock.now_ms())
+        changes = settings_changes(patch)
+        if changes.get("unclaimedMs") is not None:
+            self._sweep_unclaimed(space, int(changes["unclaimedMs"]))
+        self.store.patch_settings(space, changes, self.clock.now_ms())
         if "policy" in patch.model_fields_set:
             fields = patch_fields(patch.policy) if patch.policy is not None else None
             self.store.write_policy(space, None, fields, self.clock.now_ms())
@@ -82,6 +91,16 @@ class SpaceSettings:
         if self.on_write is not None:
             self.on_write(space)
         return self.describe(space)
+
+    def _sweep_unclaimed(self, space: str, window_ms: int) -> None:
+        """A new window: the jobs waiting now fall due by it from times nothing filed (they
+        were filed by the old window, or by none), so each name is checked from now, and
+        again every period until the window has passed (before the change is written)."""
+        now = self.clock.now_ms()
+        names = self.store.names(space)
+        for at in range(0, len(names), SWEEP_BUCKET):
+            chunk = names[at : at + SWEEP_BUCKET]
+            self.timers.file(space, [Timer(UNCLAIMED, name, now, now + window_ms) for name in chunk])
 
     def _patch_job_defaults(self, space: str, patch: dict[str, JobDefaults | None] | None) -> None:
         """Each name's defaults on its own item (listed first if new, as a policy's name)."""

@@ -25,7 +25,8 @@ import random
 from collections.abc import Callable
 
 from shared import limits
-from shared.store.port import Spread, SpreadStorePort
+from shared.store.port import NARROW, Spread, SpreadStorePort, Timer
+from shared.timers import Timers
 
 WINDOW_MS = 10_000
 """Creates are counted in windows of this length."""
@@ -41,6 +42,8 @@ NARROW_GRACE_MS = 60_000
 between reading the width (cached for 1 s) and writing its jobs (29 s on AWS)."""
 NARROW_BELOW = 0.5
 """The clock narrows once the load needs less than this share of the width."""
+NARROW_EVERY_MS = WINDOW_MS
+"""How often the clock looks again at a name wider than at rest (a window of counts)."""
 
 
 def width_for(jobs_per_s: float) -> int:
@@ -56,8 +59,12 @@ def window_of(now_ms: int) -> int:
 
 
 class Spreader:
-    def __init__(self, store: SpreadStorePort, rand: Callable[[], float] = random.random) -> None:
+    def __init__(
+        self, store: SpreadStorePort, timers: Timers, rand: Callable[[], float] = random.random
+    ) -> None:
         self.store = store
+        self.timers = timers
+        """Where a widened name is filed for the clock to narrow (`shared.timers`)."""
         self.rand = rand
 
     def created(self, space: str, name: str, jobs: int, spread: Spread, now_ms: int) -> None:
@@ -68,24 +75,32 @@ class Spreader:
         counted = self.store.count(space, name, window, max(jobs, SAMPLE))
         # The rate so far in this window (at least a second of it, against sampling's noise).
         needed = width_for(counted * 1000 / max(now_ms - window * WINDOW_MS, 1_000))
+        if needed > spread.reach or (needed > spread.width and now_ms >= spread.since_ms + WIDEN_AFTER_MS):
+            # Before the name widens: the clock then narrows it once the load has gone.
+            self.timers.file(space, [Timer(NARROW, name, now_ms + NARROW_EVERY_MS)])
         if needed > spread.reach:
             self.store.set_spread(space, name, spread, width=spread.width, reach=needed, now_ms=now_ms)
         elif needed > spread.width and now_ms >= spread.since_ms + WIDEN_AFTER_MS:
             self.store.set_spread(space, name, spread, width=needed, reach=spread.reach, now_ms=now_ms)
 
-    def narrow(self, space: str, name: str, spread: Spread, now_ms: int) -> None:
+    def narrow(self, space: str, name: str, spread: Spread, now_ms: int) -> bool:
         """The clock's part: lower the width once the load has gone, then the reach once
-        the shards past the width are empty and no create can write there any more."""
+        the shards past the width are empty and no create can write there any more.
+        Whether the name is still wider than at rest (the clock looks again later)."""
         if spread.at_rest:
-            return
+            return False
         recent = self.store.load(space, name, window_of(now_ms))
         needed = width_for(recent * 1000 / WINDOW_MS / NARROW_BELOW)
         if needed < spread.width:
             self.store.set_spread(space, name, spread, width=needed, reach=spread.reach, now_ms=now_ms)
-            return
+            return True
         if (
             spread.reach > spread.width
             and now_ms >= spread.since_ms + NARROW_GRACE_MS
             and not self.store.occupied(space, name, range(spread.width, spread.reach))
         ):
-            self.store.set_spread(space, name, spread, width=spread.width, reach=spread.width, now_ms=now_ms)
+            # At rest if this write applied; if another tick's did first, at rest all the same.
+            return not self.store.set_spread(
+                space, name, spread, width=spread.width, reach=spread.width, now_ms=now_ms
+            )
+        return True

@@ -1,5 +1,6 @@
 """What the table's stream drives: a callback and notices (`shared.jobs.notify`) when a job
-finishes, and cleaning up after a job that retention removed.
+finishes, hints to listening workers, timers for the clock (`shared.timers`), and cleaning
+up after a job that retention removed.
 
 Every step is safe to repeat: a delivery is recorded with a conditional put (a record
 seen twice starts nothing twice), attempts are held one sender at a time, and cleanup
@@ -15,8 +16,10 @@ from typing import Any
 from shared.callbacks import Due, Outbox
 from shared.clock import Clock
 from shared.jobs.notify import Notifier
-from shared.store.port import DeliveryStorePort, JobChange, JobStorePort, SpaceStorePort
-from shared.wake import Wake
+from shared.spaces import SpaceSettings
+from shared.store.port import HINT, UNCLAIMED, DeliveryStorePort, JobChange, JobStorePort, SpaceStorePort
+from shared.timers import Timers, period_end
+from shared.wake import LATER_HORIZON_MS, Wake
 
 
 class StreamProcessor:
@@ -28,6 +31,10 @@ class StreamProcessor:
         deliveries: DeliveryStorePort,
         outbox: Outbox,
         spaces: SpaceStorePort,
+        settings: SpaceSettings,
+        timers: Timers,
+        unclaimed_every_ms: int,
+        tick_ms: int,
         notifier: Notifier | None = None,
         wake: Wake | None = None,
     ) -> None:
@@ -36,6 +43,12 @@ class StreamProcessor:
         self.deliveries = deliveries
         self.outbox = outbox
         self.spaces = spaces
+        self.settings = settings
+        self.timers = timers
+        self.unclaimed_every_ms = unclaimed_every_ms
+        """The period of a name's never-claimed checks (`shared.unclaimed`)."""
+        self.tick_ms = tick_ms
+        """The clock's tick: how finely the clock's hints are filed."""
         self.notifier = notifier
         self.wake = wake
         """Hints to listening workers when a job may have become claimable (`shared.wake`)."""
@@ -52,12 +65,10 @@ class StreamProcessor:
             # Before the callback: a record that fails here is retried whole, and the
             # callback's start is as safe to repeat as the notices are.
             self.notifier.ended(change.space, ended)
+        self.file_timers(change)
         if ended is not None and ended.job.callback is not None:
-            # Listed at create; again here (once a function) for a job made before its
-            # space's callback partitions were listed, whose retries the clock must find.
-            self.spaces.register_callbacks(change.space)
             now = self.clock.now_ms()
-            if not self.deliveries.start(change.space, change.job_id, now, clear_mark=ended.marked):
+            if not self.deliveries.start(change.space, change.job_id, now):
                 return None  # delivered, given up, or the job is gone: a late replay
             return change.space, change.job_id, ended
         if removed is not None:
@@ -65,6 +76,32 @@ class StreamProcessor:
             if removed.job.callback is not None:
                 self.deliveries.bury(change.space, change.job_id, self.clock.now_ms())
         return None
+
+    def file_timers(self, change: JobChange) -> None:
+        """File what the change makes due later (`shared.timers`), one filing a period per
+        name and process: the name's never-claimed check, for a job that became pending (at
+        its ready time plus the window) or a job of a limited name that let its slot go
+        (now: a job waiting on the slot may be claimable); a hint for a delay or backoff
+        ending past what `shared.wake` puts off itself."""
+        space, now = change.space, self.clock.now_ms()
+        became = change.became_pending(now)
+        freed = change.freed_slot()
+        if became is None and freed is None:
+            return
+        window = self.settings.get(space).unclaimed_ms
+        every = self.unclaimed_every_ms
+        if became is not None:
+            name, ready = became
+            if window is not None:
+                due = ready + window
+                self.timers.once(space, UNCLAIMED, name, due, per_ms=every, until_ms=period_end(due, every))
+            if self.wake is not None and ready - now > LATER_HORIZON_MS:
+                tick = (
+                    self.tick_ms
+                )  # the hint goes out at the first tick all of a tick's delays have ended by
+                self.timers.once(space, HINT, name, -(-ready // tick) * tick, per_ms=tick)
+        if freed is not None and window is not None:
+            self.timers.once(space, UNCLAIMED, freed, now, per_ms=every, until_ms=period_end(now, every))
 
     def deliver(self, due: list[Due]) -> None:
         """Hand the callbacks these records made due to the sender, which makes their first

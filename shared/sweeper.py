@@ -1,8 +1,12 @@
-"""What the clock does, every tick: cancel jobs past their deadlines, expire leases, fail
-jobs nobody claimed, retry callbacks.
+"""What the clock does, every tick: what is due in its three books. The deadline book
+(cancel jobs past their deadlines), the lease book (expire leases) and the timer book
+(`shared.timers`: fail jobs nobody claimed, hand callbacks over, narrow names, give back
+room, hint workers).
 
-Each piece finds its work through a small index or the lease book (never a scan), and
-each change is a conditional write that a repeated or late tick cannot apply twice.
+A tick reads the books' maps of the slots begun by then (one query, `shared.store.books`)
+and only the partitions they name: with nothing due, that one call, whatever the number
+of spaces. Each change is a conditional write that a repeated or late tick cannot apply
+twice.
 """
 
 from __future__ import annotations
@@ -13,15 +17,21 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
-from shared.callbacks import Due, Outbox
+from shared import limits
+from shared.callbacks import HOLD_MS, Due, Outbox
 from shared.clock import Clock
 from shared.job import Job, JobStatus
 from shared.jobs.deadlines import cancel_expired
-from shared.machine import expire, unclaimed
-from shared.policy import Policies, SpacePolicies
+from shared.machine import expire
+from shared.policy import Policies
 from shared.spaces import SpaceSettings
-from shared.spread import Spreader
+from shared.spread import NARROW_EVERY_MS, Spreader
 from shared.store.port import (
+    CALLBACK,
+    HEAL,
+    HINT,
+    NARROW,
+    UNCLAIMED,
     BookPort,
     Bucket,
     DeadlineEntry,
@@ -29,12 +39,15 @@ from shared.store.port import (
     JobConflict,
     JobStorePort,
     LeaseEntry,
-    Owner,
     SpaceStorePort,
+    Timer,
 )
+from shared.timers import Timers
+from shared.unclaimed import NeverClaimed
+from shared.wake import Wake
 
-E = TypeVar("E", LeaseEntry, DeadlineEntry)
-"""A book's entries: the lease book's or the deadline book's."""
+B = TypeVar("B", LeaseEntry, DeadlineEntry, Timer)
+"""A book's entries: the lease book's, the deadline book's or the timer book's."""
 
 DRAIN_THREADS = 32
 """A book's partitions drained at once: each waits on DynamoDB most of its time."""
@@ -48,6 +61,17 @@ class TickReport:
     """Jobs this tick cancelled at their deadlines."""
     unclaimed: int = 0
     callbacks: dict[str, int] = field(default_factory=dict)
+    timers: int = 0
+    """Timers handled (`shared.timers`)."""
+
+    def add(self, part: TickReport) -> None:
+        self.expired += part.expired
+        self.refiled += part.refiled
+        self.past_deadline += part.past_deadline
+        self.unclaimed += part.unclaimed
+        self.timers += part.timers
+        for state, n in part.callbacks.items():
+            self.callbacks[state] = self.callbacks.get(state, 0) + n
 
 
 class Sweeper:
@@ -63,8 +87,9 @@ class Sweeper:
         deliveries: DeliveryStorePort,
         outbox: Outbox,
         spreader: Spreader,
-        unclaimed_every_ms: int,
-        unclaimed_per_name: int = 1_000,
+        timers: Timers,
+        never_claimed: NeverClaimed,
+        wake: Wake | None = None,
         rand: Callable[[], float] = random.random,
     ) -> None:
         self.clock = clock
@@ -76,36 +101,20 @@ class Sweeper:
         self.deliveries = deliveries
         self.outbox = outbox
         self.spreader = spreader
-        self.unclaimed_every_ms = unclaimed_every_ms
-        """Never-claimed jobs are looked for less often than every tick: their windows are days."""
-        self.unclaimed_per_name = unclaimed_per_name
+        self.timers = timers
+        self.never_claimed = never_claimed
+        self.wake = wake
+        """Hints for delays and backoffs that end past the stream's horizon (`shared.wake`)."""
         self.rand = rand
 
     def tick(self, *, tick_ms: int) -> TickReport:
-        """One tick of a clock that ticks every `tick_ms`."""
+        """One tick of a clock that ticks every `tick_ms`: what is due by now in each book
+        (`tick_ms` is kept for the handler's event; every timing lives in the books)."""
         report = TickReport()
         self.cancel_past_deadline(report)
         self.expire_leases(report)
-        now, every = self.clock.now_ms(), self.unclaimed_every_ms
-        # Stateless cadence: the tick that crosses a multiple of the interval does it, so a
-        # repeated or late tick neither skips nor doubles the look.
-        if now // every != (now - tick_ms) // every:
-            self.fail_unclaimed(report)
-        self.retry_callbacks(report)
-        self.narrow_names()
+        self.handle_timers(report)
         return report
-
-    # -- ready shards ---------------------------------------------------------
-
-    def narrow_names(self) -> None:
-        """Names spread wider than at rest go back towards it once their load has gone
-        (`shared.spread`): one read of each space's own partition, and nothing more for a
-        name at rest."""
-        now = self.clock.now_ms()
-        for space in self.spaces.all_spaces():
-            for name, spread in self.policies.space(space).spreads.items():
-                if not spread.at_rest:
-                    self.spreader.narrow(space, name, spread, now)
 
     # -- deadlines ------------------------------------------------------------
 
@@ -113,7 +122,7 @@ class Sweeper:
         """Every job whose deadline has passed unfinished is cancelled (error `expired`),
         found through the deadline book (`shared.store.deadlines`): jobs without a deadline
         cost nothing here."""
-        self._drain_book(self.jobs.deadlines, self._cancel_bucket, report, rounds)
+        self._drain_book(self.jobs.deadlines, self._cancel_bucket, report, rounds, _entries_jobs)
 
     def _cancel_bucket(
         self, bucket: Bucket[DeadlineEntry], now: int, report: TickReport, jobs: dict[str, Job]
@@ -144,21 +153,23 @@ class Sweeper:
 
     def expire_leases(self, report: TickReport, *, rounds: int = 400) -> None:
         """Every claim whose lease has ended: the attempt fails, unless a report came first."""
-        self._drain_book(self.leases, self._expire_bucket, report, rounds)
+        self._drain_book(self.leases, self._expire_bucket, report, rounds, _entries_jobs)
 
     def _drain_book(
         self,
-        book: BookPort[E],
-        handle: Callable[[Bucket[E], int, TickReport, dict[str, Job]], None],
+        book: BookPort[B],
+        handle: Callable[[Bucket[B], int, TickReport, dict[str, Job]], None],
         report: TickReport,
         rounds: int,
+        jobs_of: Callable[[B], str | None],
     ) -> None:
         """Every due bucket of `book`, handled. The partitions its slot maps name
         (`shared.store.books`: none when nothing is filed) are drained side by side
         (`DRAIN_THREADS` at once), each a page of due buckets at a time until none is left
         (at most `rounds` pages a partition a tick: 2.5 million buckets), so a busy hour
         never leaves the clock behind (`make bench` shows the rate). Each partition counts
-        into a report of its own (drains run side by side), added to `report` at the end."""
+        into a report of its own (drains run side by side), added to `report` at the end.
+        `jobs_of` names the job an entry is about (None: none), read for a page at once."""
         now = self.clock.now_ms()
         look = book.look(now)
         partitions = look.partitions
@@ -172,9 +183,13 @@ class Sweeper:
                     break
                 wanted: dict[str, list[str]] = {}
                 for bucket in page:
-                    wanted.setdefault(bucket.space, []).extend(e.job_id for e in bucket.entries)
+                    ids = (jobs_of(e) for e in bucket.entries)
+                    wanted.setdefault(bucket.space, []).extend(i for i in ids if i is not None)
                 # One read of every job the page names (per space), then one delete of the page.
-                jobs = {space: self.jobs.found(space, ids, consistent=False) for space, ids in wanted.items()}
+                jobs = {
+                    space: self.jobs.found(space, ids, consistent=False) if ids else {}
+                    for space, ids in wanted.items()
+                }
                 for bucket in page:
                     handle(bucket, now, part, jobs[bucket.space])
                 book.remove(page)
@@ -187,9 +202,7 @@ class Sweeper:
         threads = max(1, min(DRAIN_THREADS, len(partitions)))
         with ThreadPoolExecutor(threads, thread_name_prefix="emit-books") as pool:
             for part in pool.map(drain, partitions):
-                report.expired += part.expired
-                report.refiled += part.refiled
-                report.past_deadline += part.past_deadline
+                report.add(part)
         book.drained(look, drained)
 
     def _expire_bucket(
@@ -242,84 +255,73 @@ class Sweeper:
             return transition.to
         return "renewed"
 
-    # -- never claimed --------------------------------------------------------
+    # -- timers -------------------------------------------------------------
 
-    def fail_unclaimed(self, report: TickReport) -> None:
-        """Fail the pending jobs that have been claimable for their space's whole window
-        (from their ready time: creation, or their release or retry) without being claimed;
-        and give back the room of creates that died before settling it (`SpaceStore.heal`).
+    def handle_timers(self, report: TickReport, *, rounds: int = 400) -> None:
+        """Every timer due (`shared.timers`): each handled on the items that decide, and
+        filed again where the handler says, or where it is not due yet (far ahead)."""
+        self._drain_book(self.timers.book, self._timer_bucket, report, rounds, lambda _: None)
 
-        At most `unclaimed_per_name` jobs of a name a look, so one look stays short; the
-        next look goes on where this one stopped (the failed jobs have left the index)."""
-        now = self.clock.now_ms()
-        for space in self.spaces.all_spaces():
-            self.spaces.heal(space, now)
-            settings = self.settings.get(space)
-            if settings.unclaimed_ms is None:
+    def _timer_bucket(self, bucket: Bucket[Timer], now: int, report: TickReport, _: dict[str, Job]) -> None:
+        space = bucket.space
+        later: list[Timer] = []
+        due: list[Due] = []
+        for timer in bucket.entries:
+            if timer.due_ms > now:
+                later.append(timer)
                 continue
-            transition = unclaimed(now_ms=now, window_ms=settings.unclaimed_ms, retention=settings.retention)
-            failed = 0
-            policies = self.policies.space(space)
-            for name in self.spaces.names(space):
-                if not self._claimable(space, name, policies, now - settings.unclaimed_ms):
-                    continue
-                waiting = self.jobs.unclaimed(
-                    space,
-                    name,
-                    now - settings.unclaimed_ms,
-                    policies.get(name).aging_ms,
-                    self.unclaimed_per_name,
-                    reach=policies.spread(name).reach,
-                )
-                for job in waiting:
-                    error = self.jobs.pack(space, job.job_id, "error", transition.changes["error"].encode())
-                    try:
-                        self.jobs.transition(
-                            space, job.job_id, transition, value=error, owner=Owner(name, job.concurrency_key)
-                        )
-                    except JobConflict:
-                        continue  # claimed or cancelled since the index saw it
-                    failed += 1
-            report.unclaimed += failed
-
-    def _claimable(self, space: str, name: str, policies: SpacePolicies, since_ms: int) -> bool:
-        """Whether the name's ready jobs may have been claimable since `since_ms`: not while
-        it is paused, nor if a pause was lifted since (its jobs count from then), nor while
-        its `concurrency` or `rate` is used up (its workers are busy with it: its jobs wait
-        on them, not for a worker to ask). A key at its `perKeyConcurrency` is not listed
-        in the name's lanes, so the look never finds its jobs."""
-        policy = policies.get(name)
-        if policy.paused or policies.pause_changed_ms(name) > since_ms:
-            return False
-        if policy.concurrency is not None and self.jobs.running(space, name) >= policy.concurrency:
-            return False
-        rate = policy.rate
-        if rate is None:
-            return True
-        now = self.clock.now_ms()
-        return (
-            self.jobs.rate_until(space, name, tokens=rate.tokens, interval_ms=rate.interval_ms, now_ms=now)
-            is None
-        )
-
-    # -- callbacks ------------------------------------------------------------
-
-    def retry_callbacks(self, report: TickReport) -> None:
-        """Deliveries due again, and deliveries the stream never recorded: those of finished
-        jobs still marked a grace after they finished. The clock records them, then hands
-        them to the sender (never sends them itself: a target that does not answer would
-        hold up the tick, and every space's leases and deadlines with it)."""
-        now, deliveries = self.clock.now_ms(), self.deliveries
-        due: dict[tuple[str, str], Due] = {}
-        for found in deliveries.due(self.spaces.callback_spaces(), now):
-            if not found.recorded:
-                report.callbacks["UNRECORDED"] = report.callbacks.get("UNRECORDED", 0) + 1
-            if found.recorded or deliveries.start(found.space, found.job_id, now, clear_mark=True):
-                due[found.space, found.job_id] = (found.space, found.job_id)
-        self.outbox.submit(list(due.values()))
+            report.timers += 1
+            if timer.kind == CALLBACK:
+                again = self._callback(space, timer.subject, now, report)
+                if again is not None:
+                    due.append((space, timer.subject))
+                    later.append(again)
+            else:
+                later += self._timer(space, timer, now, report)
+        self.timers.file(space, later)
+        # After the filing: a sender that dies is handed its delivery again by that.
+        self.outbox.submit(due)
         if due:
-            report.callbacks["HANDED_OVER"] = len(due)
+            report.callbacks["HANDED_OVER"] = report.callbacks.get("HANDED_OVER", 0) + len(due)
+
+    def _timer(self, space: str, timer: Timer, now: int, report: TickReport) -> list[Timer]:
+        """Handle a due timer but a callback's: the timers to file again."""
+        name = timer.subject
+        if timer.kind == UNCLAIMED:
+            checked = self.never_claimed.check(space, timer, now)
+            report.unclaimed += checked.failed
+            return checked.again
+        if timer.kind == NARROW:
+            if self.spreader.narrow(space, name, self.policies.space(space).spread(name), now):
+                return [Timer(NARROW, name, now + NARROW_EVERY_MS)]
+        elif timer.kind == HEAL:
+            self.spaces.heal(space, now)
+        elif timer.kind == HINT and self.wake is not None:
+            self.wake.hint(space, name)
+        return []
+
+    def _callback(self, space: str, job_id: str, now: int, report: TickReport) -> Timer | None:
+        """A delivery to hand to the sender now, with the check to file again should the
+        sender die (None: nothing due). A finished job whose delivery the stream never
+        recorded (its write failed through every retry) is recorded here. The clock never
+        sends itself: a target that does not answer would hold up the tick, and every
+        space's leases and deadlines with it."""
+        delivery = self.deliveries.state(space, job_id)
+        if delivery is None:
+            seen = self.jobs.snapshot(space, job_id)
+            if seen is None or seen.job.callback is None or not seen.job.status.is_final:
+                return None  # gone, or its finishing write never applied
+            if not self.deliveries.start(space, job_id, now):
+                return None
+            report.callbacks["UNRECORDED"] = report.callbacks.get("UNRECORDED", 0) + 1
+        elif delivery.state != "PENDING" or (delivery.next_at_ms or 0) > now:
+            return None  # over, or put off by its sender, who filed its next try
+        return Timer(CALLBACK, job_id, now + HOLD_MS + limits.MINUTE_MS)
 
 
 def lease_of(job: Job) -> int:
     return job.lease_until_ms or 0
+
+
+def _entries_jobs(entry: LeaseEntry | DeadlineEntry) -> str:
+    return entry.job_id

@@ -21,6 +21,7 @@ from shared.spaces import SpaceSettings
 from shared.spread import Spreader
 from shared.store.port import DeliveryStorePort, JobStorePort, JournalPort, SecretsPort, SpaceStorePort
 from shared.targets import TargetPolicy
+from shared.timers import Timers
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ class Context:
     config: QueueConfig
     spreader: Spreader
     """Counts new jobs by name and widens a busy name's shards."""
+    timers: Timers
+    """Files timed work for the clock (`shared.timers`): the room of a create that dies."""
     ids: IdGenerator = field(default_factory=IdGenerator)
     rand: Callable[[], float] = random.random
     """Jitter for retries' backoff."""

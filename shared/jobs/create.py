@@ -18,7 +18,7 @@ from shared.jobs.records import new_record
 from shared.policy import SpacePolicies
 from shared.schema import NewJob
 from shared.settings import Settings
-from shared.store.port import Inserted, NewRecord, Reservation, RetryOf
+from shared.store.port import HEAL, Inserted, NewRecord, Reservation, RetryOf
 
 ROOM_RETRY_MS = 1_000
 """How long a producer turned away by a full space is told to wait."""
@@ -111,8 +111,6 @@ def _write(
         # Names first: a job whose name is not listed is never found by a claim without
         # names, nor by the clock's check for jobs nobody claims.
         ctx.spaces.register_names(space, {r.job.name for _, r in records}, now)
-        if any(r.job.callback is not None for _, r in records):
-            ctx.spaces.register_callbacks(space)  # before a job whose delivery the clock must find
         inserted = ctx.jobs.insert(
             space,
             [r for _, r in records],
@@ -199,6 +197,11 @@ def _reserve(
     cap = settings.max_in_flight
     if cap is None or not records:
         return records, None
+    # Before the room is taken: should this create die before it settles, the clock gives
+    # the room back then (one filing a minute, whatever the creates).
+    ctx.timers.once(
+        space, HEAL, "", now + limits.STALE_RESERVATION_MS + limits.MINUTE_MS, per_ms=limits.MINUTE_MS
+    )
     if not refuse:
         return records, ctx.spaces.reserve(space, len(records), limits.UNCAPPED, now)
     reservation = ctx.spaces.reserve(space, len(records), cap, now)

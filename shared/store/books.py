@@ -1,4 +1,5 @@
-"""Books of jobs to look at when a time comes: the lease book and the deadline book.
+"""Books of what to look at when a time comes: the lease book, the deadline book and the
+timer book (`shared.store.timers`).
 
 Indexing jobs by a time (a lease's end, a deadline) would cost index writes on their
 transitions. Instead a request that gives jobs such a time writes one bucket item listing
@@ -52,7 +53,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from shared import limits
 from shared.ids import IdGenerator
@@ -76,14 +77,8 @@ def system_now() -> int:
     return time.time_ns() // 1_000_000
 
 
-class Entry(Protocol):
-    """What a book's entry names: the job to look at."""
-
-    @property
-    def job_id(self) -> str: ...
-
-
-E = TypeVar("E", bound=Entry)
+E = TypeVar("E")
+"""A book's entry: a job to look at (leases, deadlines), or a timer."""
 
 
 @dataclass(frozen=True)

@@ -286,8 +286,8 @@ def transition_update(
     """The conditional write for `transition`: its changes, guarded by its guard.
 
     For a transition that finishes the job, `callback` says whether the job has one (the
-    write then requires it to be so): a job with a callback is marked in the ready index's
-    callback partitions, due at `callback_due_ms`, where the clock finds it.
+    write then requires it to be so: a job with a callback is filed in the timer book first,
+    `JobStore.apply`).
 
     For a transition that lets go of holds, `holds` says what the job holds (the write then
     requires exactly that, and gives up those of the kinds it lets go: the counters are
@@ -303,10 +303,7 @@ def transition_update(
             continue  # packed by the caller: errors may be long
         else:
             update.set(_ATTRIBUTE[field], value)
-    if due is not None and callback:
-        update.set("gpk", keys.callback_partition(space, job_id))
-        update.set("gsk", keys.ready_sort(due, job_id))
-    elif transition.ready_index == "enter":
+    if transition.ready_index == "enter":
         assert transition.place is not None, f"{transition.name} enters the ready index without a place"
         update.set("gsk", ready_sort(transition.place, job_id))
     elif transition.ready_index == "leave":

@@ -1,18 +1,15 @@
 """Callback delivery items: one per finished job that has a callback.
 
-The job item never changes once the job has finished (but for the mark below), so
-what happens to its callback is kept beside it. While a delivery is pending it sits in the
-`ready` index under `CALLBACK#{space}#{n}` (n of 64: one busy space is never one hot
-partition, and no space's callbacks load another's), sorted by when it is next due,
-which is how the clock finds it. A job
-that finishes with a callback is put there too, by the write that finishes it, a grace
-later: should the stream never record its delivery, the clock does.
+The job item never changes once the job has finished, so what happens to its callback is
+kept beside it. When a delivery is next due is on its item (`nextAtMs`); the clock finds it
+through the timer book (`shared.timers`): a job that finishes with a callback is filed
+there by the write that finishes it (a grace later: should the stream never record its
+delivery, the clock does), and a sender that will try again files its next try.
 """
 
 from __future__ import annotations
 
 import contextlib
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -20,16 +17,6 @@ from shared import limits
 from shared.store import keys
 from shared.store.codec import UpdateBuilder, ttl_seconds
 from shared.store.dynamo import ConditionFailed, Dynamo, Item
-from shared.store.table import READY_INDEX
-
-
-class Found(NamedTuple):
-    """A callback the clock found due."""
-
-    space: str
-    job_id: str
-    recorded: bool
-    """False: a finished job whose delivery has no record yet."""
 
 
 @dataclass(frozen=True)
@@ -45,21 +32,16 @@ class Attempt:
 REMOVED = "REMOVED"
 """A tombstone's state: the job was removed by retention."""
 TOMBSTONE_MS = 2 * limits.DAY_MS
-READ_THREADS = 16
-"""Callback partitions the clock reads at once."""
 
 
 class DeliveryStore:
     def __init__(self, db: Dynamo) -> None:
         self.db = db
 
-    def start(self, space: str, job_id: str, now_ms: int, *, clear_mark: bool = False) -> bool:
+    def start(self, space: str, job_id: str, now_ms: int) -> bool:
         """Record that the job's callback is due now. True while it is pending (recorded
         now, or already by a record seen before); False when it was recorded and is over:
-        delivered, given up, or its job removed (a record replayed late starts nothing).
-
-        With `clear_mark`, then take the finished job out of the clock's sight (see
-        `shared.machine.Transition.callback_due_ms`): its delivery is recorded."""
+        delivered, given up, or its job removed (a record replayed late starts nothing)."""
         item = keys.delivery(space, job_id) | {
             "space": space,
             "jobId": job_id,
@@ -67,60 +49,16 @@ class DeliveryStore:
             "attempts": 0,
             "firstAtMs": now_ms,
             "nextAtMs": now_ms,
-            "gpk": keys.callback_partition(space, job_id),
-            "gsk": keys.ready_sort(now_ms, job_id),
         }
         pending = True
         try:
             self.db.put(item, condition="attribute_not_exists(pk)")
         except ConditionFailed as failed:
             pending = failed.item is None or failed.item.get("state") == "PENDING"
-        if clear_mark:
-            self._clear_mark(space, job_id)
         return pending
-
-    def _clear_mark(self, space: str, job_id: str) -> None:
-        """Only the index attributes of the job item, and only while they are its mark
-        (a job already gone, or a mark already cleared, is left alone)."""
-        update = UpdateBuilder()
-        update.set("gpk", None)
-        update.set("gsk", None)
-        update.conditions.append("begins_with(#gpk, :callbacks)")
-        update.names["#gpk"] = "gpk"
-        update.vals[":callbacks"] = keys.CALLBACK_PREFIX
-        with contextlib.suppress(ConditionFailed):
-            self.db.apply(keys.job(space, job_id), update)
 
     def get(self, space: str, job_id: str) -> Item | None:
         return self.db.get(keys.delivery(space, job_id))
-
-    def due(self, spaces: list[str], now_ms: int, limit: int = 50) -> list[Found]:
-        """Pending deliveries of these spaces due by now, and finished jobs whose delivery
-        the stream has not recorded within the grace it is given (`recorded` False); with
-        those still in the partitions every space once shared. Partitions are read side
-        by side, at most `limit` from each."""
-        partitions = [p for space in spaces for p in keys.callback_partitions(space)]
-        partitions += keys.SHARED_CALLBACK_PARTITIONS
-
-        def read(partition: str) -> list[Item]:
-            rows, _ = self.db.query(
-                "gpk = :p AND gsk <= :hi",
-                vals={":p": partition, ":hi": keys.ready_upper_bound(now_ms)},
-                index=READY_INDEX,
-                limit=limit,
-            )
-            return rows
-
-        with ThreadPoolExecutor(READ_THREADS, thread_name_prefix="emit-callback-reads") as pool:
-            pages = list(pool.map(read, partitions))
-        found: list[Found] = []
-        for row in (row for page in pages for row in page):
-            if row["pk"].startswith("J#"):  # a finished job's mark
-                found.append(Found(row["pk"].split("#")[1], row["sk"], recorded=False))
-            else:
-                space, job_id = row["pk"].removeprefix("C#").rsplit("#", 1)
-                found.append(Found(space, job_id, recorded=True))
-        return found
 
     def take(self, space: str, job_id: str, now_ms: int, hold_ms: int) -> Attempt | None:
         """Hold the next attempt for one sender: only one sends at a time, and a sender
@@ -161,12 +99,8 @@ class DeliveryStore:
         update.set("sendingUntilMs", None)
         if state == "PENDING" and next_at_ms is not None:
             update.set("nextAtMs", next_at_ms)
-            update.set("gsk", keys.ready_sort(next_at_ms, job_id))
-        else:
-            update.set("gsk", None)
-            update.set("gpk", None)
-            if state == "DELIVERED":
-                update.set("deliveredAtMs", now_ms)
+        elif state == "DELIVERED":
+            update.set("deliveredAtMs", now_ms)
         update.require("attempts", "=", attempt)
         update.require("state", "=", "PENDING")
         # A failed condition: another sender's hold ran out and it took a later attempt;

@@ -17,7 +17,7 @@ from typing import Any
 
 from shared.job import FINAL, Job, JobStatus
 from shared.store import keys
-from shared.store.codec import job_from_item
+from shared.store.codec import HOLDS, job_from_item
 from shared.store.dynamo import Item, deserialize, serialize
 
 
@@ -33,12 +33,6 @@ class Snapshot:
     def job(self) -> Job:
         """The job, without its payload, result and error (`JobStore.outcome` reads them)."""
         return job_from_item(self.space, self.item)
-
-    @property
-    def marked(self) -> bool:
-        """A finished job still in the clock's sight: its delivery unrecorded (see
-        `shared.machine.Transition.callback_due_ms`)."""
-        return str(self.item.get("gpk", "")).startswith(keys.CALLBACK_PREFIX)
 
     def wire(self) -> dict[str, Any]:
         """The item as JSON carries it: DynamoDB's JSON, binary values in base64 (as
@@ -95,6 +89,26 @@ class JobChange:
         if ready is None or self.new is None or claimable(self.old, now_ms) is not None:
             return None
         return str(self.new["name"]), ready
+
+    def became_pending(self, now_ms: int) -> tuple[str, int] | None:
+        """(name, ready time) if this change made the job claimable, now or later (created,
+        released, retried): the ready time its item keeps, from which an unclaimed window
+        counts; None as for `became_claimable`."""
+        if self.became_claimable(now_ms) is None or self.new is None:
+            return None
+        return str(self.new["name"]), int(self.new.get("readyAtMs") or now_ms)
+
+    def freed_slot(self) -> str | None:
+        """The name of a job that let go of a `concurrency` or `perKeyConcurrency` slot
+        (it was running and holding one, and is not now); None for any other change."""
+        old = self.old
+        if old is None or old.get("status") != "RUNNING":
+            return None
+        if not {str(tag).partition(".")[0] for tag in old.get(HOLDS) or ()} & {"name", "key"}:
+            return None
+        if self.new is not None and self.new.get("status") == "RUNNING":
+            return None
+        return str(old["name"])
 
     @property
     def finished_job(self) -> Snapshot | None:

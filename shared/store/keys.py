@@ -19,6 +19,7 @@ MAX_READY_SHARDS = limits.MAX_READY_SHARDS
 BOOK_SHARDS = limits.BOOK_SHARDS
 LEASE_PREFIX = "LEASE#"
 DEADLINE_PREFIX = "DEADLINE#"
+TIMER_PREFIX = "TIMER#"
 
 
 def _shard(job_id: str, shards: int) -> int:
@@ -228,42 +229,6 @@ def space_entry(space_name: str) -> dict[str, str]:
 
 def delivery(space_name: str, job_id: str) -> dict[str, str]:
     return {"pk": f"C#{space_name}#{job_id}", "sk": "-"}
-
-
-CALLBACK_SHARDS = 64
-"""Callback partitions of one space. A job with a callback makes about five writes to them
-(its finishing write's mark and its clearing, the delivery's entry and its removal, a
-retry's move), so 64 of them take about 12,000 callback jobs a second in one space; each
-space has its own, and the clock reads those of the spaces that have had callbacks."""
-
-
-CALLBACK_PREFIX = "CALLBACK#"
-
-
-def callback_partition(space_name: str, job_id: str) -> str:
-    """Pending callback deliveries share the `ready` index with pending jobs, in partitions
-    of their own, sorted by when they are next due (as do finished jobs whose delivery is
-    not recorded yet). A space name is lowercase, so no job's `{space}#{name}#{n}` starts
-    so."""
-    return f"{CALLBACK_PREFIX}{space_name}#{_shard(job_id, CALLBACK_SHARDS)}"
-
-
-def callback_partitions(space_name: str) -> list[str]:
-    return [f"{CALLBACK_PREFIX}{space_name}#{n}" for n in range(CALLBACK_SHARDS)]
-
-
-CALLBACK_SPACES = "CALLBACKS"
-
-
-def callback_space(space_name: str) -> dict[str, str]:
-    """The listing of a space that has had a job with a callback: the clock reads the
-    callback partitions of these spaces only."""
-    return {"pk": CALLBACK_SPACES, "sk": space_name}
-
-
-SHARED_CALLBACK_PARTITIONS = [f"{CALLBACK_PREFIX}{n}" for n in range(4)]
-"""Where deliveries were filed before each space had partitions of its own (every space
-shared these four): the clock still reads them, so none filed there is stranded."""
 
 
 TOKENS = "T"

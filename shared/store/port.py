@@ -25,7 +25,7 @@ from shared.store.blobs import Packed
 from shared.store.books import Bucket, E, Look
 from shared.store.counters import Owner
 from shared.store.deadlines import DeadlineEntry
-from shared.store.deliveries import Attempt, DeliveryState, Found
+from shared.store.deliveries import Attempt, DeliveryState
 from shared.store.images import JobChange, Snapshot
 from shared.store.jobs import Reservation
 from shared.store.jobs.pages import JobPage, Watched
@@ -49,6 +49,7 @@ from shared.store.policies import Policy, Rate, SpacePolicies
 from shared.store.settings import Destination, Kind, Settings
 from shared.store.spaces import SpaceState
 from shared.store.spread import Spread
+from shared.store.timers import CALLBACK, HEAL, HINT, NARROW, UNCLAIMED, Timer
 from shared.store.tokens import TokenRecord
 
 
@@ -202,8 +203,8 @@ class JobStorePort(Protocol):
 
 
 class BookPort(Protocol[E]):
-    """A book of jobs to look at when a time comes (`shared.store.books`): the lease book,
-    the deadline book."""
+    """A book of what to look at when a time comes (`shared.store.books`): the lease book,
+    the deadline book, the timer book."""
 
     def look(self, now_ms: int) -> Look:
         """The partitions a tick at `now_ms` drains, from its slots' maps."""
@@ -227,12 +228,8 @@ class BookPort(Protocol[E]):
 class DeliveryStorePort(Protocol):
     """Callbacks' deliveries (`shared.store.deliveries`): one a finished job with a callback."""
 
-    def start(self, space: str, job_id: str, now_ms: int, *, clear_mark: bool = False) -> bool:
+    def start(self, space: str, job_id: str, now_ms: int) -> bool:
         """Record the delivery due now; whether it is pending (False: over, or its job removed)."""
-        ...
-
-    def due(self, spaces: list[str], now_ms: int) -> list[Found]:
-        """Pending deliveries due by now, and finished jobs whose delivery has no record yet."""
         ...
 
     def take(self, space: str, job_id: str, now_ms: int, hold_ms: int) -> Attempt | None:
@@ -328,13 +325,7 @@ class SpaceStorePort(Protocol):
         """List new job names (each with its space)."""
         ...
 
-    def register_callbacks(self, space: str) -> None:
-        """List the space among those whose callbacks the clock reads."""
-        ...
-
     def all_spaces(self) -> list[str]: ...
-
-    def callback_spaces(self) -> list[str]: ...
 
     def listed_after(self, after: str | None, limit: int) -> tuple[list[str], bool]:
         """Up to `limit` spaces in name order after `after`, and whether more follow."""
@@ -422,6 +413,11 @@ class SpreadStorePort(Protocol):
 
 
 __all__ = [
+    "CALLBACK",
+    "HEAL",
+    "HINT",
+    "NARROW",
+    "UNCLAIMED",
     "Attempt",
     "BookPort",
     "Bucket",
@@ -465,6 +461,7 @@ __all__ = [
     "SpaceStorePort",
     "Spread",
     "SpreadStorePort",
+    "Timer",
     "TokenRecord",
     "TokenStorePort",
     "Waiting",

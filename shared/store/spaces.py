@@ -22,8 +22,7 @@ from shared.store.settings import Settings, stored_changes
 
 RESERVED = "r#"
 """The in-flight item's attributes for reservations: `r#{made at, ms}#{id}` = units left."""
-STALE_RESERVATION_MS = 15 * limits.MINUTE_MS
-"""Past any Lambda's run: a reservation this old belongs to a create that died."""
+STALE_RESERVATION_MS = limits.STALE_RESERVATION_MS
 
 _ids = IdGenerator()
 
@@ -48,7 +47,6 @@ class SpaceStore:
         # Names this process already registered: a claim without `names` looks them up,
         # and a warm function should not rewrite them on every create.
         self._known_names: set[tuple[str, str]] = set()
-        self._known_callbacks: set[str] = set()
 
     def settings(self, space: str) -> Item | None:
         """The settings item (`read_settings` is the space's `Settings`)."""
@@ -264,16 +262,6 @@ class SpaceStore:
             capped = settings.get("maxInFlight") is not None
             out[space] = self.in_flight(items.get((keys.space(space), "inflight"))) if capped else None
         return out
-
-    def register_callbacks(self, space: str) -> None:
-        """List the space among those whose callback partitions the clock reads: before
-        its first job with a callback is written (once a process), never taken back."""
-        if space not in self._known_callbacks:
-            self.db.put(keys.callback_space(space))
-            self._known_callbacks.add(space)
-
-    def callback_spaces(self) -> list[str]:
-        return self._listed(keys.CALLBACK_SPACES)
 
     def _listed(self, pk: str) -> list[str]:
         found: list[str] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -11,11 +12,12 @@ import httpx
 import pytest
 from botocore.exceptions import ClientError
 
-from shared import limits
+from shared import callbacks, limits
 from shared.clock import ManualClock
 from shared.machine import CALLBACK_GRACE_MS
 from shared.runtime import Runtime
 from shared.store import keys
+from shared.store.timers import CALLBACK, UNCLAIMED
 from shared.targets import TargetPolicy
 from tests.support import PATIENCE_S, Api, Background
 from tests.timers.conftest import SECRET, DripServer, Receiver, verify
@@ -322,11 +324,13 @@ def delivery_write(call: str, params: dict[str, Any]) -> bool:
     return call == "put_item" and params["Item"]["pk"]["S"].startswith("C#")
 
 
-def mark_clearing(call: str, params: dict[str, Any]) -> bool:
-    return call == "update_item" and "begins_with(#gpk" in params.get("ConditionExpression", "")
+def timers_in_book(rt: Runtime, kind: str = CALLBACK) -> list[Any]:
+    """The timers of `kind` filed in the timer book, of every slot."""
+    rows = rt.db.client.scan(TableName=rt.db.table)["Items"]
+    buckets = [r for r in rows if r["pk"]["S"].startswith(keys.TIMER_PREFIX)]
+    return [t for b in buckets for t in json.loads(b["jobs"]["S"]) if t[0] == kind]
 
 
-@pytest.mark.parametrize("fault", [delivery_write, mark_clearing])
 @pytest.mark.parametrize(
     "how", [{"complete": {}}, {"fail": {"error": "boom", "unrecoverable": True}}, {"cancel": True}]
 )
@@ -338,12 +342,11 @@ def test_a_delivery_the_stream_never_recorded_is_made_by_the_clock_once(
     receiver: Receiver,
     monkeypatch: pytest.MonkeyPatch,
     how: dict,
-    fault: Callable[[str, dict[str, Any]], bool],
 ) -> None:
-    """The write that finishes a job with a callback marks it for the clock, a grace later;
-    the stream records the delivery and clears the mark. Fail either step through every
+    """The write that finishes a job with a callback files it for the clock first, a grace
+    later; the stream records the delivery long before. Fail that record through every
     retry of the stream's record, and the clock still delivers, exactly once."""
-    faulty = Faulty(rt.db.client, fault)
+    faulty = Faulty(rt.db.client, delivery_write)
     monkeypatch.setattr(rt.db, "client", faulty)
     job_id = finish(api, how)
     bg.stream()  # the finishing record fails three times, and is dropped
@@ -351,19 +354,17 @@ def test_a_delivery_the_stream_never_recorded_is_made_by_the_clock_once(
     assert receiver.calls == []
     clock.advance(CALLBACK_GRACE_MS - 1)
     bg.tick()
-    if fault is delivery_write:
-        assert receiver.calls == [], "the clock waits out the stream's grace"
+    assert receiver.calls == [], "the clock waits out the stream's grace"
     clock.advance(1)
     bg.tick()
     assert len(receiver.calls) == 1 and receiver.bodies()[0]["jobId"] == job_id
     shown = delivery(api, job_id)
     assert (shown["state"], shown["attempts"]) == ("DELIVERED", 1)
-    item = rt.db.get(keys.job("hooks", job_id))
-    assert item is not None and "gsk" not in item and "gpk" not in item, "the mark is cleared"
     for _ in range(3):
-        clock.advance(CALLBACK_GRACE_MS)
+        clock.advance(CALLBACK_GRACE_MS + callbacks.HOLD_MS)
         bg.tick()
     assert len(receiver.calls) == 1
+    assert timers_in_book(rt) == [], "nothing left for the clock"
 
 
 def test_a_delivery_the_stream_recorded_is_not_made_again_by_the_clock(
@@ -371,58 +372,15 @@ def test_a_delivery_the_stream_recorded_is_not_made_again_by_the_clock(
 ) -> None:
     job_id = finish(api, {"complete": {}})
     bg.stream()
-    assert len(receiver.calls) == 1
-    item = rt.db.get(keys.job("hooks", job_id))
-    assert item is not None and "gsk" not in item, "the stream cleared the job's mark"
+    assert len(receiver.calls) == 1 and delivery(api, job_id)["state"] == "DELIVERED"
     for _ in range(3):
         clock.advance(CALLBACK_GRACE_MS)
         bg.tick()
     assert len(receiver.calls) == 1
+    assert timers_in_book(rt) == [], "the finishing write's check found it delivered"
 
 
-def test_each_space_files_its_pending_deliveries_in_partitions_of_its_own(
-    rt: Runtime, api: Api, bg: Background, clock: ManualClock, receiver: Receiver
-) -> None:
-    """No partition every space shares: a space's deliveries spread over its own 64
-    callback partitions, and the clock retries those of every space that has callbacks."""
-    receiver.answers = [500] * 21 + [204] * 21
-    ids = [finish(api, {"complete": {}}) for _ in range(20)]
-    other = api.post("/v1/spaces/other/jobs", {"name": "n", "callback": {"url": HOOK}}).body["id"]
-    [held] = api.post("/v1/spaces/other/jobs:claim", {"count": 1}).body["jobs"]
-    api.post("/v1/spaces/other/jobs:report", {"id": other, "attempt": held["attempt"], "complete": {}})
-    bg.stream()
-    assert len(receiver.calls) == 21
-    pending = [rt.db.get(keys.delivery("hooks", job_id)) for job_id in ids]
-    partitions = {str(d["gpk"]) for d in pending if d is not None}
-    assert all(p.startswith("CALLBACK#hooks#") for p in partitions) and len(partitions) > 4
-    assert str(rt.db.get(keys.delivery("other", other))["gpk"]).startswith("CALLBACK#other#")
-    assert sorted(rt.space_store.callback_spaces()) == ["hooks", "other"]
-    clock.advance(5_000)
-    bg.tick()
-    assert len(receiver.calls) == 42
-    assert {delivery(api, job_id)["state"] for job_id in ids} == {"DELIVERED"}
-
-
-def test_a_space_without_callbacks_costs_the_clock_no_callback_reads(api: Api, rt: Runtime) -> None:
-    api.post("/v1/spaces/plain/jobs", {"name": "n"})
-    assert "plain" not in rt.space_store.callback_spaces()
-
-
-def test_a_delivery_filed_in_the_partitions_every_space_once_shared_is_still_retried(
-    rt: Runtime, api: Api, bg: Background, clock: ManualClock, receiver: Receiver
-) -> None:
-    """Deliveries pending when the partitions per space came stay where they were filed
-    (`CALLBACK#0..3`): the clock reads those too, and clears a mark left there."""
-    receiver.answers = [500, 204]
-    job_id = finish(api, {"complete": {}})
-    bg.stream()
-    rt.db.update(keys.delivery("hooks", job_id), "SET gpk = :old", vals={":old": "CALLBACK#2"})
-    clock.advance(5_000)
-    bg.tick()
-    assert len(receiver.calls) == 2 and delivery(api, job_id)["state"] == "DELIVERED"
-
-
-def test_a_job_made_before_its_space_was_listed_for_callbacks_is_still_retried(
+def test_a_sender_that_dies_mid_attempt_is_handed_the_delivery_again(
     rt: Runtime,
     api: Api,
     bg: Background,
@@ -430,13 +388,52 @@ def test_a_job_made_before_its_space_was_listed_for_callbacks_is_still_retried(
     receiver: Receiver,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A create lists its space among those whose callback partitions the clock reads; a
-    job made before that listing existed is listed by the stream when it finishes."""
-    receiver.answers = [500, 204]
+    """A sender holds an attempt, then dies before recording it: the clock hands the
+    delivery over again once the hold has run out, and it is made once."""
+    monkeypatch.setattr(rt.dispatcher, "_record", lambda *_: (_ for _ in ()).throw(SystemExit()))
     job_id = finish(api, {"complete": {}})
-    rt.db.delete(keys.callback_space("hooks"))
-    monkeypatch.setattr(rt.space_store, "_known_callbacks", set())  # a function started since
-    bg.stream()
-    clock.advance(5_000)
+    with pytest.raises(SystemExit):
+        bg.stream()
+    assert len(receiver.calls) == 1 and delivery(api, job_id)["state"] == "PENDING"
+    monkeypatch.undo()
+    clock.advance(CALLBACK_GRACE_MS)
+    bg.tick()  # the finishing write's check: still held by the dead sender
+    assert len(receiver.calls) == 1
+    clock.advance(callbacks.HOLD_MS + limits.MINUTE_MS)
     bg.tick()
     assert len(receiver.calls) == 2 and delivery(api, job_id)["state"] == "DELIVERED"
+    for _ in range(3):
+        clock.advance(callbacks.HOLD_MS + limits.MINUTE_MS)
+        bg.tick()
+    assert len(receiver.calls) == 2
+
+
+def test_pending_deliveries_of_every_space_are_retried_when_due(
+    rt: Runtime, api: Api, bg: Background, clock: ManualClock, receiver: Receiver
+) -> None:
+    """A try put off is filed by its sender in the timer book, at its time: the clock
+    hands it over then, whatever the space."""
+    receiver.answers = [500] * 21 + [204] * 21
+    ids = [finish(api, {"complete": {}}) for _ in range(20)]
+    other = api.post("/v1/spaces/other/jobs", {"name": "n", "callback": {"url": HOOK}}).body["id"]
+    [held] = api.post("/v1/spaces/other/jobs:claim", {"count": 1}).body["jobs"]
+    api.post("/v1/spaces/other/jobs:report", {"id": other, "attempt": held["attempt"], "complete": {}})
+    bg.stream()
+    assert len(receiver.calls) == 21
+    clock.advance(5_000 - 1)
+    bg.tick()
+    assert len(receiver.calls) == 21, "not before its time"
+    clock.advance(1)
+    bg.tick()
+    assert len(receiver.calls) == 42
+    assert {delivery(api, job_id)["state"] for job_id in [*ids]} == {"DELIVERED"}
+    assert api.get(f"/v1/spaces/other/jobs/{other}").body["callback"]["delivery"]["state"] == "DELIVERED"
+
+
+def test_a_job_without_a_callback_files_nothing_for_the_clock(rt: Runtime, api: Api, bg: Background) -> None:
+    api.patch("/v1/spaces/plain", {"unclaimedMs": None})
+    job_id = api.post("/v1/spaces/plain/jobs", {"name": "n"}).body["id"]
+    [held] = api.post("/v1/spaces/plain/jobs:claim", {"count": 1}).body["jobs"]
+    api.post("/v1/spaces/plain/jobs:report", {"id": job_id, "attempt": held["attempt"], "complete": {}})
+    bg.stream()
+    assert timers_in_book(rt) == [] and timers_in_book(rt, UNCLAIMED) == []

@@ -212,7 +212,9 @@ def writes_of(rt: Runtime, act: Callable[[], object]) -> list[str]:
 
 
 def test_nothing_configured_costs_no_write(api: Api, bg: Background, rt: Runtime) -> None:
-    settings(api, maxAttempts=2)
+    # Without a never-claimed window too: a job back to pending files its name's check
+    # (once a period, `shared.unclaimed`), which is not the notices' doing.
+    settings(api, maxAttempts=2, unclaimedMs=None)
     ending(api, FAIL)
     records = bg.records()
     assert writes_of(rt, lambda: bg.stream(records)) == []
@@ -222,8 +224,9 @@ def test_a_notice_is_one_conditional_put_and_a_replay_one_refused_put(
     api: Api, bg: Background, rt: Runtime
 ) -> None:
     """No marker, no transaction: the notice job's id comes from its ending, and its put is
-    refused when the job exists. (The first notice of a name also lists the name, once.)"""
-    settings(api, onFailure=ON_FAILURE)
+    refused when the job exists. (The first notice of a name also lists the name, once.)
+    No never-claimed window: a new job files its name's check, once a period."""
+    settings(api, onFailure=ON_FAILURE, unclaimedMs=None)
     ending(api, FAIL)
     bg.stream()
     job_id = ending(api, FAIL)

@@ -152,20 +152,30 @@ def test_a_space_whose_listing_failed_once_is_still_checked(
     assert api.get("/v1/spaces/fresh").body["inFlight"] is None, "no cap: not counted"
 
 
-def test_on_a_minute_clock_never_claimed_jobs_are_looked_for_every_ten_minutes(
+def test_on_aws_a_name_is_looked_at_once_a_period_and_at_its_end(
     rt: Runtime, api: Api, bg: Background, clock: ManualClock
 ) -> None:
-    """The tick that crosses a ten-minute mark looks; the others do not (its windows are days)."""
-    every, tick = Config.default("unclaimed_every_ms"), Config.default("clock_tick_ms")
-    rt.sweeper.unclaimed_every_ms = every  # AWS's, not emit dev's
-    job_id = api.post(JOBS, {"name": "n"}).body["id"]
-    clock.advance(7 * DAY)
-    clock.advance(every - clock.now_ms() % every + tick)  # one tick past a mark
-    bg.tick(tick)
-    assert status(api, job_id)[0] == "PENDING", "this tick crossed no mark"
-    clock.advance(every - tick)  # on the next mark
-    bg.tick(tick)
-    assert status(api, job_id)[0] == "FAILED"
+    """A name's never-claimed check is filed once a period (ten minutes on AWS), by the first
+    job of the period to fall due, with a second at the period's end: a job falling due
+    later in the period fails at most a period late, and a name with jobs arriving all day
+    costs the clock two looks a period, not one a job."""
+    every = Config.default("unclaimed_every_ms")
+    rt.stream.unclaimed_every_ms = rt.sweeper.never_claimed.every_ms = every  # AWS's, not emit dev's
+    clock.advance(every - (clock.now_ms() + 7 * DAY) % every + 60_000)  # due a minute into a period
+    first = api.post(JOBS, {"name": "n"}).body["id"]
+    bg.tick()
+    clock.advance(2 * 60_000)
+    later = api.post(JOBS, {"name": "n"}).body["id"]
+    bg.tick()
+    clock.advance(7 * DAY - 2 * 60_000)
+    bg.tick()
+    assert [status(api, j)[0] for j in (first, later)] == ["FAILED", "PENDING"]
+    clock.advance(2 * 60_000)  # the later job's window has passed, but no look is filed then
+    bg.tick()
+    assert status(api, later)[0] == "PENDING"
+    clock.advance(every - clock.now_ms() % every)  # the period's end
+    bg.tick()
+    assert status(api, later) == ("FAILED", "not claimed within 7d")
 
 
 def test_the_window_holds_in_both_lanes_whatever_the_priority_and_aging(

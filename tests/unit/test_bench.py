@@ -79,7 +79,7 @@ def test_partition_ceilings_meet_the_target(created: int, handed: int, callback:
         "LEASE#n": keys.BOOK_SHARDS,
         f"{keys.JOB_PREFIX}{SPACE}#n": keys.JOB_SHARDS,
         f"{SPACE}#{NAME}#n": keys.MAX_READY_SHARDS,
-        f"{keys.CALLBACK_PREFIX}{SPACE}#n": keys.CALLBACK_SHARDS,
+        f"{keys.TIMER_PREFIX}n": keys.BOOK_SHARDS,
     }
     ceiling, line = busiest(load, jobs, hashed)
     assert ceiling >= TARGET_JOBS_PER_S, line
@@ -87,10 +87,7 @@ def test_partition_ceilings_meet_the_target(created: int, handed: int, callback:
         assert ceiling >= TARGET_JOBS_PER_S, (family, line)
     job_ceiling, _, _ = family_ceiling(load, jobs, f"{keys.JOB_PREFIX}{SPACE}#", keys.JOB_SHARDS, where=TABLE)
     assert job_ceiling >= TARGET_JOBS_PER_S
-    if callback:
-        callbacks, _, _ = family_ceiling(load, jobs, f"{keys.CALLBACK_PREFIX}{SPACE}#", keys.CALLBACK_SHARDS)
-        assert callbacks >= TARGET_JOBS_PER_S
-    else:
+    if not callback:
         assert (
             token_ceiling(requests_per_job=1 / min(created, jobs) + 2 / min(handed, jobs))
             >= TARGET_JOBS_PER_S

@@ -25,6 +25,7 @@ from shared.store.counters import Owner, release_action, take_action
 from shared.store.dynamo import ConditionFailed, Item, TransactionConflict, serialize, values
 from shared.store.jobs.parts import Parts
 from shared.store.jobs.records import Contended, CounterFull, JobConflict, ReportExtras
+from shared.store.timers import CALLBACK
 
 
 class Transitions(Parts):
@@ -103,13 +104,19 @@ class Transitions(Parts):
         A transition of a job holding nothing it lets go (the usual case: no limits) is one
         plain UpdateItem, which requires the job to hold nothing; refused for holding
         something, it is made again as one transaction with the counters, as a finishing
-        write that did not know the job has a callback is made again with its mark.
+        write that did not know the job has a callback is made again, filed first.
         """
         callback = transition.has_callback
         if holds is None:
             holds = frozenset((held or {}).get(HOLDS) or ())
         owner = owner or Owner.of(held or {})
+        filed = False
         for _ in range(4):
+            if callback is True and transition.callback_due_ms is not None and not filed:
+                # Before the write that finishes the job: should the stream never record its
+                # delivery, the clock does when this comes due (`shared.timers`).
+                self.timers.record(space, [(CALLBACK, job_id, transition.callback_due_ms)])
+                filed = True
             try:
                 return self._write(
                     space,
