@@ -36,7 +36,15 @@ from moto import mock_aws
 
 from bench import drain
 from bench.capacity import CapacityMeter, Usage
-from bench.partitions import TABLE, PartitionLoad, describe_family, describe_load, describe_token_load, hashed
+from bench.partitions import (
+    TABLE,
+    PartitionLoad,
+    describe_family,
+    describe_load,
+    describe_slot_maps,
+    describe_token_load,
+    hashed,
+)
 from bench.payloads import order_payload
 from bench.spread import warm_up
 from bench.world import moto_runtime
@@ -377,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         print(describe_family(load, args.jobs, f"{keys.JOB_PREFIX}{SPACE}#", keys.JOB_SHARDS, where=TABLE))
         if not callback:
             print(describe_token_load(requests_per_job=1 / batch + 2 / hand_out))
+            print(describe_slot_maps())
     for per_claim in (1, 10):
         measured = drain.measure(buckets=args.drain_buckets // per_claim, per_bucket=per_claim)
         print(drain.describe(measured, f"{per_claim} job{'s' if per_claim > 1 else ''} a claim"))

@@ -156,10 +156,12 @@ class PartitionLoad:
     # -- what follows ------------------------------------------------------------
 
     def ceilings(self, jobs: int) -> list[Ceiling]:
-        """Every key's ceiling for a workload of `jobs` jobs, lowest (busiest) first."""
+        """Every key's ceiling for a workload of `jobs` jobs, lowest (busiest) first; but the
+        books' slot maps, whose load follows the processes and slots, not the jobs
+        (`describe_slot_maps`)."""
         total_w, total_r = sum(self.writes.values()), sum(self.reads.values())
         out = []
-        for key in set(self.writes) | set(self.reads):
+        for key in (set(self.writes) | set(self.reads)) - {PartitionKey(TABLE, keys.BOOK_MAPS)}:
             w, r = self.writes.get(key, 0.0), self.reads.get(key, 0.0)
             allowed = min(
                 WRITE_LIMIT * jobs / w if w else float("inf"), READ_LIMIT * jobs / r if r else float("inf")
@@ -346,6 +348,25 @@ def describe_token_load(*, requests_per_job: float, jobs_per_second: int = TARGE
         f" {CACHE_MS / 1_000:g} s; at {jobs_per_second:,} jobs/s, {requests:,.0f} requests/s keep about"
         f" {functions:,.0f} functions warm at {REQUEST_MS} ms a request: {units:,.0f} read units/s,"
         f" {units / READ_LIMIT:.0%} of its limit, ceiling: {ceiling:,.0f} jobs/s"
+    )
+
+
+BOOKS = 3
+"""The books that file by time slot: leases, deadlines, timers (`shared.store.books`)."""
+MARKS_PER_SLOT = 2
+"""A process marks a slot of a book at most twice (`shared.store.books.PER_SHARD`)."""
+
+
+def describe_slot_maps(*, processes: int = 1_000, slot_s: int = 60) -> str:
+    """The books' slot maps `BOOKS`, which every space shares: each process that files in a
+    book marks each slot at most twice, and a tick reads them in one query, so their load
+    follows the processes filing, never the jobs."""
+    writes = processes * BOOKS * MARKS_PER_SLOT / slot_s
+    return (
+        f"  shared by every space: {keys.BOOK_MAPS} (table), 1 key: the books' slot maps, at most"
+        f" {MARKS_PER_SLOT} marks a {slot_s} s slot by each process filing in each of {BOOKS} books,"
+        f" and one query a tick; at {processes:,} processes, {writes:,.0f} write units/s,"
+        f" {writes / WRITE_LIMIT:.0%} of its limit, whatever the jobs"
     )
 
 
