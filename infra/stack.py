@@ -93,7 +93,10 @@ class EmitStack(Stack):
             concurrency=constants.CALLBACK_SENDER_CONCURRENCY,
         )
 
-        # Wake (issue 19): the WebSocket API workers listen on; the stream hints them.
+        # Wake (issue 19): the WebSocket API workers listen on. Only its own wake_later posts
+        # to the connections (`Wake.posted_by`, done by the construct); the functions that
+        # hint hand their posts and their put-off hints to it (`hinted_by`). The clock joins
+        # `hinted_by` once it calls `wake.hint` (a delay, a backoff or a pause ended).
         self.wake = Wake(self, "Wake", functions=self.functions, throwaway=throwaway)
         self.monitoring.count_invoke_failures("wake-invoke-failures", self.wake.access_logs)
         self.wake.answered_by(

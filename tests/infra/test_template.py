@@ -21,6 +21,7 @@ from shared.outbox import LocalOutbox, SqsOutbox
 from shared.routes import ROUTES, Route
 from shared.runtime import Runtime
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE, create_table_request
+from shared.wake import LambdaLater, LambdaSender
 from tests.infra.cfn import Json, Synthesized, http_only, module_of, referenced, resources, route_targets
 from tests.infra.conftest import STACK
 
@@ -112,8 +113,8 @@ def test_functions_share_runtime_layers_and_observability(emit: Json) -> None:
         traced = module_of(function) != "clock_handler"  # a trace a minute at rest: see below
         if not traced:
             assert variables.pop("POWERTOOLS_TRACE_DISABLED") == "true"
-        # Wake (issue 19): those that answer wakeUrl or post hints learn it; the stream, where
-        # to put hints off.
+        # Wake (issue 19): those that answer wakeUrl or post hints learn it; those that hint,
+        # where to hand the posts over and put hints off.
         if module_of(function) in WAKE_URL_MODULES:
             assert "Fn::Join" in variables.pop("EMIT_WAKE_URL")
         if module_of(function) in WAKE_LATER_MODULES:
@@ -131,8 +132,10 @@ def test_functions_share_runtime_layers_and_observability(emit: Json) -> None:
         }
 
 
-WAKE_URL_MODULES = {"get_space", "update_space", "claim_jobs", "stream_handler", "wake_later"}
+WAKE_URL_MODULES = {"get_space", "update_space", "claim_jobs", "wake_later"}
+"""The functions that answer `wakeUrl` or post to the connections (wake_later only)."""
 WAKE_LATER_MODULES = {"stream_handler"}
+"""The functions that hint: they hand the posts to wake_later and put hints off there."""
 
 
 def _settings(function: Json) -> dict[str, str]:
@@ -201,6 +204,12 @@ def test_the_environment_is_what_the_runtime_reads(emit: Json) -> None:
             assert isinstance(built.outbox, LocalOutbox), (
                 "no queue: a function that never hands callbacks over"
             )
+        # Wake: a hinter hands its posts to wake_later and cannot post itself (no poster);
+        # wake_later, which posts, hints by posting itself.
+        hints_through_later = module_of(function) in WAKE_LATER_MODULES
+        assert isinstance(built.wake.sender, LambdaSender) is hints_through_later
+        assert isinstance(built.wake.later, LambdaLater) is hints_through_later
+        assert (built.wake.poster is not None) is (module_of(function) in WAKE_URL_MODULES)
 
 
 def test_the_deployed_settings_fit_aws() -> None:

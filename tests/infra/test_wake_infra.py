@@ -95,10 +95,14 @@ def test_the_stage_deploys_itself_logs_and_is_the_wake_url(synthesized: Synthesi
         if "EMIT_WAKE_URL" in f["Properties"]["Environment"]["Variables"]
     }
     assert {"get_space", "update_space", "claim_jobs"} <= answering
-    assert answering <= {r.function for r in HTTP_ROUTES} | {"stream_handler", "wake_later"}
+    assert answering <= {r.function for r in HTTP_ROUTES} | {"wake_later"}
 
 
-def test_only_the_hinting_functions_post_and_only_to_this_stage(synthesized: Synthesized) -> None:
+def test_only_wake_later_posts_only_to_this_stage_and_the_hinters_only_invoke_it(
+    synthesized: Synthesized,
+) -> None:
+    """The stream hints but posts nothing itself (`LambdaSender`): it may invoke wake_later,
+    not post to the connections; wake_later posts, and invokes nothing."""
     emit = _emit(synthesized)
     api = _websocket(emit)
     (later,) = [
@@ -120,7 +124,7 @@ def test_only_the_hinting_functions_post_and_only_to_this_stage(synthesized: Syn
                     for r in statement["Resource"]
                 } == {later}
                 invoking.add(module_of(function))
-    assert posting == {"stream_handler", "wake_later"}
+    assert posting == {"wake_later"}
     assert invoking == {"stream_handler"}
 
 
