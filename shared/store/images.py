@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared.job import FINAL, Job, JobStatus
+from shared.machine import HELD_WHILE_RUNNING
 from shared.store import keys
-from shared.store.codec import job_from_item
+from shared.store.codec import HOLDS, job_from_item
 from shared.store.dynamo import Item, deserialize, serialize
 
 
@@ -97,6 +98,16 @@ class JobChange:
         return str(self.new["name"]), ready
 
     @property
+    def freed_room(self) -> str | None:
+        """The job's name if this change let go of a slot of its name's `concurrency` or of
+        its key's (`perKeyConcurrency`): a job of the name waiting for room may be claimable
+        now. Only a job of a name with such a limit (or a key) holds one, so for any other
+        this is None, read from the images alone."""
+        if self.old is None or not _running_holds(self.old) - _running_holds(self.new):
+            return None
+        return str(self.old["name"])
+
+    @property
     def finished_job(self) -> Snapshot | None:
         """The job as this change finished it; None: the change did not finish it."""
         return Snapshot(self.space, self.new) if self.finished and self.new is not None else None
@@ -137,6 +148,12 @@ def _base64(value: Any) -> Any:
     if isinstance(value, bytes):
         return base64.b64encode(value).decode()
     return value
+
+
+def _running_holds(item: Item | None) -> set[str]:
+    """The holds of an image that are a running job's (`shared.machine.HELD_WHILE_RUNNING`)."""
+    held = (item or {}).get(HOLDS) or ()
+    return {tag for tag in held if tag.partition(".")[0] in HELD_WHILE_RUNNING}
 
 
 def claimable(item: Item | None, now_ms: int) -> int | None:

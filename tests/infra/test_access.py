@@ -69,7 +69,7 @@ _CONSUME = {
 """The callback sender's event source reads its queue as the sender's role."""
 _POSTERS = {"wake_later"}
 """The functions that make wake's posts to the WebSocket API's connections (shared.wake)."""
-_HINTERS = {"stream_handler"}
+_HINTERS = {"stream_handler", "update_name_policy", "reset_name_policy"}
 """The functions that hint but hand their posts and put-off hints to wake_later (the clock
 joins them once it calls `wake.hint`)."""
 

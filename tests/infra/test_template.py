@@ -134,7 +134,7 @@ def test_functions_share_runtime_layers_and_observability(emit: Json) -> None:
 
 WAKE_URL_MODULES = {"get_space", "update_space", "claim_jobs", "wake_later"}
 """The functions that answer `wakeUrl` or post to the connections (wake_later only)."""
-WAKE_LATER_MODULES = {"stream_handler"}
+WAKE_LATER_MODULES = {"stream_handler", "update_name_policy", "reset_name_policy"}
 """The functions that hint: they hand the posts to wake_later and put hints off there."""
 
 
@@ -538,12 +538,18 @@ def test_the_stream_reaches_its_handler_filtered_bisected_and_dead_lettered(
     queue = referenced(props["DestinationConfig"]["OnFailure"]["Destination"])
     assert emit["Resources"][queue]["Type"] == "AWS::SQS::Queue"
     patterns = [json.loads(f["Pattern"]) for f in props["FilterCriteria"]["Filters"]]
-    finished, removed, claimable = patterns
-    # Wake (issue 19): a pending job in the ready index (the handler compares the images).
+    finished, removed, claimable, room = patterns
+    # Wake (issue 19): a pending job in the ready index (the handler compares the images),
+    # and a running job that finished letting go of its name's or its key's slot.
     assert claimable["dynamodb"]["NewImage"] == {
         "status": {"S": ["PENDING"]},
         "gsk": {"S": [{"exists": True}]},
     }
+    assert room["dynamodb"]["OldImage"] == {
+        "status": {"S": ["RUNNING"]},
+        "holds": {"SS": [{"prefix": "name."}, "key"]},
+    }
+    assert room["dynamodb"]["NewImage"] == {"status": finished["dynamodb"]["NewImage"]["status"]}
     assert set(finished["dynamodb"]["NewImage"]["status"]["S"]) == {
         "COMPLETED",
         "FAILED",
