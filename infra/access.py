@@ -146,11 +146,12 @@ ACCESS: Mapping[str, Access] = {
         puts=_set("payload"),
         deletes=_set("payload", "result"),
     ),
-    # Due lease buckets and the spaces' names (Query), the jobs they list (BatchGetItem,
-    # GetItem), expiries and never-claimed failures (UpdateItem), renewed leases filed again
-    # (PutItem), done buckets (DeleteItem); due callbacks from the ready index, a delivery
-    # the stream never recorded (PutItem) and its job's mark cleared (UpdateItem), handed to
-    # the sender (SQS, granted by the stack with the queue).
+    # The books' slot maps and due buckets (Query), the jobs they list (BatchGetItem,
+    # GetItem), expiries and never-claimed failures (UpdateItem), a name's ready jobs (index
+    # Query), renewed leases and timers filed again (PutItem, and a slot's mark: UpdateItem),
+    # done buckets (BatchWriteItem); a delivery (GetItem), one the stream never recorded
+    # (PutItem), handed to the sender (SQS, granted by the stack with the queue); a hint: the
+    # name's listeners (Query), its last-hinted item (UpdateItem).
     "clock_handler": Access(
         # DeleteItem: a drained slot's map of the books, on the condition that no filing marked it since.
         _set("GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem", "BatchWriteItem", "DeleteItem"),
@@ -167,8 +168,9 @@ ACCESS: Mapping[str, Access] = {
     # gone connection's records removed (GetItem, BatchWriteItem).
     "wake_later": Access(_set("GetItem", "Query", "UpdateItem", "BatchWriteItem")),
     # A delivery handed over: its attempt's hold and result (UpdateItem), the job when the
-    # message does not carry it, its values and the space's secret (GetItem, BatchGetItem, S3).
-    "callback_sender": Access(_set("GetItem", "BatchGetItem", "UpdateItem"), gets=_set("result")),
+    # message does not carry it, its values and the space's secret (GetItem, BatchGetItem, S3);
+    # a try put off, filed in the timer book (PutItem, and its slot's mark: UpdateItem).
+    "callback_sender": Access(_set("GetItem", "BatchGetItem", "PutItem", "UpdateItem"), gets=_set("result")),
 }
 
 

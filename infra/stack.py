@@ -47,6 +47,18 @@ STREAM_FILTERS = [
             }
         }
     ),
+    # Wake: a running job that held a slot of its name's concurrency (`name.<shard>`) or of
+    # its key's (`key`: `shared.machine.Hold.tag`) and finished: room for a waiting job. (One
+    # back to pending is the filter above's; a job of a name without limits holds neither.)
+    lambda_.FilterCriteria.filter(
+        {
+            "dynamodb": {
+                "Keys": _JOB,
+                "OldImage": {"status": {"S": ["RUNNING"]}, "holds": {"SS": [{"prefix": "name."}, "key"]}},
+                "NewImage": {"status": {"S": sorted(s.value for s in FINAL)}},
+            }
+        }
+    ),
 ]
 """Records the stream handler needs (only the `dynamodb` key can be filtered on [4.4]);
 the handler checks each record again."""
@@ -93,13 +105,24 @@ class EmitStack(Stack):
             concurrency=constants.CALLBACK_SENDER_CONCURRENCY,
         )
 
-        # Wake (issue 19): the WebSocket API workers listen on; the stream hints them.
+        # Wake (issue 19): the WebSocket API workers listen on. Only its own wake_later posts
+        # to the connections (`Wake.posted_by`, done by the construct); the functions that
+        # hint hand their posts and their put-off hints to it (`hinted_by`): the stream (a
+        # job made claimable, room a running job let go of) and the name policy's writes (a
+        # name resumed or given room, hinted once claims see it), and the clock (a delay or
+        # backoff ended past what wake_later puts off, from the timer book).
         self.wake = Wake(self, "Wake", functions=self.functions, throwaway=throwaway)
         self.monitoring.count_invoke_failures("wake-invoke-failures", self.wake.access_logs)
         self.wake.answered_by(
             function_of(self.functions, m) for m in ("get_space", "update_space", "claim_jobs")
         )
-        self.wake.hinted_by([stream])
+        self.wake.hinted_by(
+            [
+                stream,
+                clock,
+                *(function_of(self.functions, m) for m in ("update_name_policy", "reset_name_policy")),
+            ]
+        )
 
         self._output(constants.API_URL_OUTPUT, self.api.url, "The API's base URL")
         self._output(constants.TABLE_NAME_OUTPUT, self.data.table.table_name, "The DynamoDB table")

@@ -7,6 +7,7 @@ here are the cache the claim path reads them through and the PATCH that writes t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from shared import limits
@@ -31,13 +32,17 @@ class Policies:
     """Policies read through a short per-process cache (at most a second, as the contract
     allows): the claim path asks for a space's policies on every look, and one query of
     the space's own partition answers for the settings and every name at once. A write
-    made through this process drops its space from the cache at once."""
+    made through this process drops its space from the cache at once; every other process
+    sees it within `cache_ms`."""
 
     def __init__(self, store: SpaceStorePort, clock: Clock, cache_ms: int = limits.SECOND_MS) -> None:
         self.store = store
         self.clock = clock
         self.cache_ms = min(cache_ms, limits.SECOND_MS)
         self._cache: Recent[str, SpacePolicies] = Recent(clock)
+        self.on_write: Callable[[str, str, Policy, int], None] | None = None
+        """Told of each name's policy written here: (space, name, the policy now, when every
+        process's claims see it). The runtime's wake hints the name then (`Wake.policy_written`)."""
 
     def space(self, space: str) -> SpacePolicies:
         return self._cache.get(space, self.cache_ms, lambda: self.store.policies(space))
@@ -47,23 +52,34 @@ class Policies:
 
     def describe(self, space: str, name: str) -> dict[str, Any]:
         """A name's policy as the API answers it, read afresh (a write just made shows)."""
-        policies = self.store.name_policies(space, name)
-        return {"name": name, **policies.get(name).render(), "overridden": policies.overridden(name)}
+        return _described(name, self.store.name_policies(space, name))
 
     def patch(self, space: str, name: str, patch: PolicyPatch) -> dict[str, Any]:
         """Set the fields sent on the name's own policy; the name is listed first if new."""
-        self.store.register_names(space, {name}, self.clock.now_ms())
-        self.store.write_policy(space, name, patch_fields(patch), self.clock.now_ms())
-        self._cache.forget(space)
-        return self.describe(space, name)
+        return self._write(space, name, patch_fields(patch))
 
     def reset(self, space: str, name: str) -> dict[str, Any]:
         """Every field back to the space's default."""
-        self.store.register_names(space, {name}, self.clock.now_ms())
-        self.store.write_policy(space, name, None, self.clock.now_ms())
+        return self._write(space, name, None)
+
+    def _write(self, space: str, name: str, fields: dict[str, Any] | None) -> dict[str, Any]:
+        """Write the name's own fields (None: none, the space's default), then answer the
+        policy as read back, telling `on_write` of it (a name resumed, or given room by a
+        limit raised, may have jobs claimable now)."""
+        now = self.clock.now_ms()
+        self.store.register_names(space, {name}, now)
+        self.store.write_policy(space, name, fields, now)
         self._cache.forget(space)
-        return self.describe(space, name)
+        policies = self.store.name_policies(space, name)
+        if self.on_write is not None:
+            self.on_write(space, name, policies.get(name), self.clock.now_ms() + self.cache_ms)
+        return _described(name, policies)
 
     def forget(self, space: str) -> None:
         """Drop a space's cached policies (its settings were just written here)."""
         self._cache.forget(space)
+
+
+def _described(name: str, policies: SpacePolicies) -> dict[str, Any]:
+    """A name's policy as the API answers it."""
+    return {"name": name, **policies.get(name).render(), "overridden": policies.overridden(name)}

@@ -195,6 +195,10 @@ class Runtime:
             ),
             wake=self.wake,
         )
+        self.policies.on_write = lambda space, name, policy, seen_by_ms: self.wake.policy_written(
+            space, name, paused=policy.paused, seen_by_ms=seen_by_ms
+        )
+        """A name's policy written (resumed, given room) hints it once claims see it."""
         self.stream = StreamProcessor(
             clock=self.clock,
             jobs=self.jobs,

@@ -85,7 +85,7 @@ class StreamProcessor:
         ending past what `shared.wake` puts off itself."""
         space, now = change.space, self.clock.now_ms()
         became = change.became_pending(now)
-        freed = change.freed_slot()
+        freed = change.freed_room
         if became is None and freed is None:
             return
         window = self.settings.get(space).unclaimed_ms

@@ -252,29 +252,55 @@ class Wake:
 
     def changed(self, change: JobChange) -> None:
         """A job changed (the stream's record): hint its name if the job became claimable
-        (created, released, retried), now or, within `LATER_HORIZON_MS`, when it does."""
+        (created, released, retried), now or, within `LATER_HORIZON_MS`, when it does; and
+        now if it let go of a slot of its name's or its key's concurrency (finished,
+        released, retried, expired: a job waiting for that room may be claimable). Both are
+        read from the record's images: no read for a job of a name without limits."""
         space = change.space
         try:
             now = self.clock.now_ms()
             became = change.became_claimable(now)
+            freed = change.freed_room
+            if freed is not None:
+                self._hint_now(space, freed)
             if became is None:
                 return
             name, ready = became
-            with self._lock:
-                if (space, name) in self._unheard:
-                    return
-            if ready <= now:
-                self._hint(space, name, defer=True, batch=True)
-            elif ready - now <= LATER_HORIZON_MS:
+            if ready <= now and name != freed:
+                self._hint_now(space, name)
+            elif now < ready <= now + LATER_HORIZON_MS and not self._unheard_in_batch(space, name):
                 self._soon_ready(space, name, ready)
         except Exception:  # a hint is worth less than the stream it rides on
             logger.exception("wake: a hint failed", extra={"action": "wake", "space": space})
+
+    def _hint_now(self, space: str, name: str) -> None:
+        """A stream record's hint now, unless this batch found nobody listening to the name."""
+        if not self._unheard_in_batch(space, name):
+            self._hint(space, name, defer=True, batch=True)
+
+    def _unheard_in_batch(self, space: str, name: str) -> bool:
+        with self._lock:
+            return (space, name) in self._unheard
+
+    def policy_written(self, space: str, name: str, *, paused: bool, seen_by_ms: int) -> None:
+        """A name's policy was written (resumed, a limit raised or lifted, reset): its
+        waiting jobs may be claimable once claims see the policy, by `seen_by_ms` (when
+        every process's cached copy has expired). Hinted then, put off (`Later`: on AWS
+        `wake_later`, invoked without waiting), so the writer reads nothing and waits on
+        no post; a name still paused is not hinted."""
+        if paused:
+            return
+        try:
+            self._defer(space, name, seen_by_ms, trailing=False)
+        except Exception:  # the write stands whatever happens here
+            logger.exception("wake: a policy's hint failed", extra={"action": "wake", "space": space})
 
     def hint(self, space: str, name: str, *, defer: bool = True) -> None:
         """Hint every connection listening to `name` in `space` that work may be there: at
         most once a second (a hint held back by that goes out when the second ends, unless
         `defer` is False: for a hint that was itself put off). The clock calls this when a
-        delay or a backoff ends, or a name is resumed or given room."""
+        delay or a backoff past `LATER_HORIZON_MS` ends (a resumed name is hinted by
+        `policy_written`, room a job let go of by `changed`)."""
         self._hint(space, name, defer=defer, batch=False)
 
     def _hint(self, space: str, name: str, *, defer: bool, batch: bool) -> None:

@@ -2,10 +2,16 @@
 
 One route per entry of `shared.wake.ROUTES`, each to its function (`listen` and `$default`
 share theirs; `ping`, the clients' keep-alive, is answered by the gateway itself, with
-nothing). The functions that hint (`hinted_by`: the stream's, and those the clock will
-call it from) may post to this API's connections and nothing else
-(`execute-api:ManageConnections` on this stage's `@connections`), and may put a hint off
-by invoking `wake_later` without waiting.
+nothing). Two kinds of function take part in a hint, and each is granted only its part:
+
+- `posted_by`: the functions that make a hint's posts (`wake_later`, always) learn
+  `wakeUrl` (the management endpoint is its host and path) and may post to this API's
+  connections and nothing else (`execute-api:ManageConnections` on this stage's
+  `@connections`);
+- `hinted_by`: the functions that hint (the stream's, the clock's, the name policy's
+  writes) post nothing themselves: they hand a hint's posts to `wake_later` and put
+  hints off through it (`shared.wake.LambdaSender`, `LambdaLater`), so they learn its name
+  and may invoke it, without waiting, and nothing more.
 """
 
 from __future__ import annotations
@@ -120,18 +126,42 @@ class Wake(Construct):
             description="wake: a hint put off a moment (invoked without waiting)",
         )
         self.later.configure_async_invoke(max_event_age=Duration.seconds(60), retry_attempts=1)
-        self._post_hints(self.later)
+        self.posted_by([self.later])
 
     def answered_by(self, functions: Iterable[lambda_.Function]) -> None:
         """Functions whose answers carry `wakeUrl`."""
         for function in functions:
             function.add_environment(Config.env("wake_url").name, self.url)
 
-    def hinted_by(self, functions: Iterable[lambda_.Function]) -> None:
-        """Functions that hint (the stream's; the clock's when it calls `wake.hint`): they
-        post to the connections and put hints off."""
+    def posted_by(self, functions: Iterable[lambda_.Function]) -> None:
+        """Functions that make a hint's posts (`Wake.post_all`): `wake_later`. They learn
+        `wakeUrl`, whose host and path are the connections' management endpoint (their
+        runtime builds its `ApiGatewayPoster` from it), and may post to this stage's
+        connections."""
         for function in functions:
-            self._post_hints(function)
+            function.add_environment(Config.env("wake_url").name, self.url)
+            self.stage.grant_management_api_access(function)
+            if function.role is not None:
+                connections = (
+                    "arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:"
+                    f"<{logical_id(self.api)}>/{STAGE}/*/@connections/*"
+                )
+                acknowledge(
+                    function.role,
+                    f"AwsSolutions-IAM5[Resource::{connections}]",
+                    "execute-api:ManageConnections on this WebSocket stage's `@connections/*` only: "
+                    "which connection a hint goes to is known at run time (the listen records).",
+                )
+
+    def hinted_by(self, functions: Iterable[lambda_.Function]) -> None:
+        """Functions that hint (`Wake.changed`, `Wake.hint`) but post nothing: the stream's,
+        and any other that calls `runtime().wake.hint` (the clock's, when it hints a name
+        whose delay or backoff ended). They hand a hint's posts to
+        `wake_later` and put hints off by invoking it without waiting, so they learn its name
+        and may invoke it; without `wakeUrl` their runtime builds no poster, so they could
+        not post if they tried. Their table access (the name's listeners, its last-hinted
+        item) is their entry in `infra.access.ACCESS`."""
+        for function in functions:
             self.later.grant_invoke(function)
             function.add_environment(Config.env("wake_later_function").name, self.later.function_name)
             if function.role is not None:
@@ -141,18 +171,3 @@ class Wake(Construct):
                     "Lambda's invoke grant covers wake_later and its qualified versions (`:*`); the "
                     "role can invoke that one function and nothing else.",
                 )
-
-    def _post_hints(self, function: lambda_.Function) -> None:
-        function.add_environment(Config.env("wake_url").name, self.url)
-        self.stage.grant_management_api_access(function)
-        if function.role is not None:
-            connections = (
-                "arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:"
-                f"<{logical_id(self.api)}>/{STAGE}/*/@connections/*"
-            )
-            acknowledge(
-                function.role,
-                f"AwsSolutions-IAM5[Resource::{connections}]",
-                "execute-api:ManageConnections on this WebSocket stage's `@connections/*` only: "
-                "which connection a hint goes to is known at run time (the listen records).",
-            )

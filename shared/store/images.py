@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared.job import FINAL, Job, JobStatus
+from shared.machine import HELD_WHILE_RUNNING
 from shared.store import keys
 from shared.store.codec import HOLDS, job_from_item
 from shared.store.dynamo import Item, deserialize, serialize
@@ -98,17 +99,15 @@ class JobChange:
             return None
         return str(self.new["name"]), int(self.new.get("readyAtMs") or now_ms)
 
-    def freed_slot(self) -> str | None:
-        """The name of a job that let go of a `concurrency` or `perKeyConcurrency` slot
-        (it was running and holding one, and is not now); None for any other change."""
-        old = self.old
-        if old is None or old.get("status") != "RUNNING":
+    @property
+    def freed_room(self) -> str | None:
+        """The job's name if this change let go of a slot of its name's `concurrency` or of
+        its key's (`perKeyConcurrency`): a job of the name waiting for room may be claimable
+        now. Only a job of a name with such a limit (or a key) holds one, so for any other
+        this is None, read from the images alone."""
+        if self.old is None or not _running_holds(self.old) - _running_holds(self.new):
             return None
-        if not {str(tag).partition(".")[0] for tag in old.get(HOLDS) or ()} & {"name", "key"}:
-            return None
-        if self.new is not None and self.new.get("status") == "RUNNING":
-            return None
-        return str(old["name"])
+        return str(self.old["name"])
 
     @property
     def finished_job(self) -> Snapshot | None:
@@ -151,6 +150,12 @@ def _base64(value: Any) -> Any:
     if isinstance(value, bytes):
         return base64.b64encode(value).decode()
     return value
+
+
+def _running_holds(item: Item | None) -> set[str]:
+    """The holds of an image that are a running job's (`shared.machine.HELD_WHILE_RUNNING`)."""
+    held = (item or {}).get(HOLDS) or ()
+    return {tag for tag in held if tag.partition(".")[0] in HELD_WHILE_RUNNING}
 
 
 def claimable(item: Item | None, now_ms: int) -> int | None:

@@ -67,8 +67,10 @@ _CONSUME = {
     "sqs:GetQueueAttributes",
 }
 """The callback sender's event source reads its queue as the sender's role."""
-_HINTERS = {"stream_handler", "wake_later"}
-"""The functions that post wake's hints (shared.wake)."""
+_POSTERS = {"wake_later"}
+"""The functions that make wake's posts to the WebSocket API's connections (shared.wake)."""
+_HINTERS = {"stream_handler", "clock_handler", "update_name_policy", "reset_name_policy"}
+"""The functions that hint but hand their posts and put-off hints to wake_later."""
 
 
 def _checked_whole(statement: Json, service: set[str], actions: list[str], function: Json) -> bool:
@@ -87,11 +89,11 @@ def _checked_whole(statement: Json, service: set[str], actions: list[str], funct
         return True
     if service == {"execute-api"}:
         # Wake (issue 19): posting hints to the WebSocket API's connections.
-        assert actions == ["execute-api:ManageConnections"] and module in _HINTERS, statement
+        assert actions == ["execute-api:ManageConnections"] and module in _POSTERS, statement
         return True
     if service == {"lambda"}:
-        # Wake: putting a hint off, by invoking wake_later without waiting.
-        assert actions == ["lambda:InvokeFunction"] and module in _HINTERS - {"wake_later"}, statement
+        # Wake: handing a hint's posts over and putting hints off, by invoking wake_later.
+        assert actions == ["lambda:InvokeFunction"] and module in _HINTERS, statement
         return True
     if set(actions) <= _STREAM_READS:
         # The stream's event source mapping reads the stream as the function's role.

@@ -21,6 +21,7 @@ from shared.outbox import LocalOutbox, SqsOutbox
 from shared.routes import ROUTES, Route
 from shared.runtime import Runtime
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE, create_table_request
+from shared.wake import LambdaLater, LambdaSender
 from tests.infra.cfn import Json, Synthesized, http_only, module_of, referenced, resources, route_targets
 from tests.infra.conftest import STACK
 
@@ -112,8 +113,8 @@ def test_functions_share_runtime_layers_and_observability(emit: Json) -> None:
         traced = module_of(function) != "clock_handler"  # a trace a minute at rest: see below
         if not traced:
             assert variables.pop("POWERTOOLS_TRACE_DISABLED") == "true"
-        # Wake (issue 19): those that answer wakeUrl or post hints learn it; the stream, where
-        # to put hints off.
+        # Wake (issue 19): those that answer wakeUrl or post hints learn it; those that hint,
+        # where to hand the posts over and put hints off.
         if module_of(function) in WAKE_URL_MODULES:
             assert "Fn::Join" in variables.pop("EMIT_WAKE_URL")
         if module_of(function) in WAKE_LATER_MODULES:
@@ -131,8 +132,10 @@ def test_functions_share_runtime_layers_and_observability(emit: Json) -> None:
         }
 
 
-WAKE_URL_MODULES = {"get_space", "update_space", "claim_jobs", "stream_handler", "wake_later"}
-WAKE_LATER_MODULES = {"stream_handler"}
+WAKE_URL_MODULES = {"get_space", "update_space", "claim_jobs", "wake_later"}
+"""The functions that answer `wakeUrl` or post to the connections (wake_later only)."""
+WAKE_LATER_MODULES = {"stream_handler", "clock_handler", "update_name_policy", "reset_name_policy"}
+"""The functions that hint: they hand the posts to wake_later and put hints off there."""
 
 
 def _settings(function: Json) -> dict[str, str]:
@@ -189,8 +192,18 @@ def test_the_environment_is_what_the_runtime_reads(emit: Json) -> None:
             config.settings_cache_ms,
             config.policy_cache_ms,
         )
-        assert built.leases.shards == built.jobs.deadlines.shards == config.book_shards
-        assert built.sweeper.unclaimed_every_ms == config.unclaimed_every_ms
+        assert (
+            built.leases.shards
+            == built.jobs.deadlines.shards
+            == built.timers.book.shards
+            == config.book_shards
+        )
+        assert (
+            built.sweeper.never_claimed.every_ms
+            == built.stream.unclaimed_every_ms
+            == config.unclaimed_every_ms
+        )
+        assert built.stream.tick_ms == config.clock_tick_ms
         assert built.targets.allow_private is config.allow_private_callbacks is False
         assert built.tokens.dev_token is None
         if hands_over:
@@ -201,6 +214,12 @@ def test_the_environment_is_what_the_runtime_reads(emit: Json) -> None:
             assert isinstance(built.outbox, LocalOutbox), (
                 "no queue: a function that never hands callbacks over"
             )
+        # Wake: a hinter hands its posts to wake_later and cannot post itself (no poster);
+        # wake_later, which posts, hints by posting itself.
+        hints_through_later = module_of(function) in WAKE_LATER_MODULES
+        assert isinstance(built.wake.sender, LambdaSender) is hints_through_later
+        assert isinstance(built.wake.later, LambdaLater) is hints_through_later
+        assert (built.wake.poster is not None) is (module_of(function) in WAKE_URL_MODULES)
 
 
 def test_the_deployed_settings_fit_aws() -> None:
@@ -529,12 +548,18 @@ def test_the_stream_reaches_its_handler_filtered_bisected_and_dead_lettered(
     queue = referenced(props["DestinationConfig"]["OnFailure"]["Destination"])
     assert emit["Resources"][queue]["Type"] == "AWS::SQS::Queue"
     patterns = [json.loads(f["Pattern"]) for f in props["FilterCriteria"]["Filters"]]
-    finished, removed, claimable = patterns
-    # Wake (issue 19): a pending job in the ready index (the handler compares the images).
+    finished, removed, claimable, room = patterns
+    # Wake (issue 19): a pending job in the ready index (the handler compares the images),
+    # and a running job that finished letting go of its name's or its key's slot.
     assert claimable["dynamodb"]["NewImage"] == {
         "status": {"S": ["PENDING"]},
         "gsk": {"S": [{"exists": True}]},
     }
+    assert room["dynamodb"]["OldImage"] == {
+        "status": {"S": ["RUNNING"]},
+        "holds": {"SS": [{"prefix": "name."}, "key"]},
+    }
+    assert room["dynamodb"]["NewImage"] == {"status": finished["dynamodb"]["NewImage"]["status"]}
     assert set(finished["dynamodb"]["NewImage"]["status"]["S"]) == {
         "COMPLETED",
         "FAILED",

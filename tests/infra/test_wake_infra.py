@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
+from devserver.background import Background
 from devserver.gateway import LambdaContext
 from devserver.wake import event, invoke
 from infra.access import ACCESS, TOKEN_PARTITION
@@ -14,11 +17,11 @@ from infra.constructs.wake import STAGE
 from shared.clock import ManualClock
 from shared.routes import ROUTES as HTTP_ROUTES
 from shared.runtime import Runtime
-from shared.wake import ROUTE_SELECTION, ROUTES, Gone
+from shared.wake import HINT_EVERY_MS, ROUTE_SELECTION, ROUTES, Gone
 from tests.infra.cfn import Json, Synthesized, module_of, referenced, resources, role_statements
 from tests.infra.conftest import STACK
 from tests.infra.test_access import Calls, calls  # noqa: F401 - the fixture, shared
-from tests.support import Api
+from tests.support import Api, EndpointAws, LocalAws
 
 BY_KEY = {route.key: route for route in ROUTES}
 
@@ -95,10 +98,15 @@ def test_the_stage_deploys_itself_logs_and_is_the_wake_url(synthesized: Synthesi
         if "EMIT_WAKE_URL" in f["Properties"]["Environment"]["Variables"]
     }
     assert {"get_space", "update_space", "claim_jobs"} <= answering
-    assert answering <= {r.function for r in HTTP_ROUTES} | {"stream_handler", "wake_later"}
+    assert answering <= {r.function for r in HTTP_ROUTES} | {"wake_later"}
 
 
-def test_only_the_hinting_functions_post_and_only_to_this_stage(synthesized: Synthesized) -> None:
+def test_only_wake_later_posts_only_to_this_stage_and_the_hinters_only_invoke_it(
+    synthesized: Synthesized,
+) -> None:
+    """The stream, the clock and the name policy's writes hint but post nothing themselves
+    (`LambdaSender`, `LambdaLater`): they may invoke wake_later, not post to the
+    connections; wake_later posts, and invokes nothing."""
     emit = _emit(synthesized)
     api = _websocket(emit)
     (later,) = [
@@ -120,8 +128,8 @@ def test_only_the_hinting_functions_post_and_only_to_this_stage(synthesized: Syn
                     for r in statement["Resource"]
                 } == {later}
                 invoking.add(module_of(function))
-    assert posting == {"stream_handler", "wake_later"}
-    assert invoking == {"stream_handler"}
+    assert posting == {"wake_later"}
+    assert invoking == {"stream_handler", "clock_handler", "update_name_policy", "reset_name_policy"}
 
 
 class GoneFor:
@@ -168,3 +176,90 @@ def test_each_wake_access_entry_is_exactly_what_its_function_calls(
         used, granted = calls.access(module), ACCESS[module]
         assert used == granted, f"{module} calls {used}\nbut ACCESS grants {granted}"
         assert TOKEN_PARTITION not in calls.writes_to[module], module
+
+
+# -- the stream's filters let through what a hint needs ----------------------------------------
+
+
+def _matches(pattern: Any, value: Any) -> bool:
+    """Lambda's event filtering, as far as the stream's patterns use it: nested keys, a list
+    of alternatives (an exact value, `prefix`, `exists`), any element of an array value."""
+    if isinstance(pattern, dict):
+        return isinstance(value, dict) and all(
+            _matches(want, value.get(key, _ABSENT)) for key, want in pattern.items()
+        )
+    values = value if isinstance(value, list) else [value]
+    for alternative in pattern:
+        if isinstance(alternative, dict) and "exists" in alternative:
+            if (value is not _ABSENT) is alternative["exists"]:
+                return True
+        elif isinstance(alternative, dict):
+            if any(isinstance(v, str) and v.startswith(alternative["prefix"]) for v in values):
+                return True
+        elif alternative in values:
+            return True
+    return False
+
+
+_ABSENT = object()
+
+
+def _stream_patterns(emit: Json) -> list[Json]:
+    stream = next(
+        f for f, fn in resources(emit, "AWS::Lambda::Function").items() if module_of(fn) == "stream_handler"
+    )
+    (mapping,) = (
+        m
+        for m in resources(emit, "AWS::Lambda::EventSourceMapping").values()
+        if referenced(m["Properties"]["FunctionName"]) == stream
+    )
+    return [json.loads(f["Pattern"]) for f in mapping["Properties"]["FilterCriteria"]["Filters"]]
+
+
+@pytest.mark.parametrize("limit", ["concurrency", "perKeyConcurrency"])
+def test_the_streams_filters_let_through_each_record_that_hints(
+    synthesized: Synthesized,
+    api: Api,
+    rt: Runtime,
+    clock: ManualClock,
+    admin_token: str,
+    local_aws: LocalAws | EndpointAws,
+    limit: str,
+) -> None:
+    """The tests of tests/wake hand the handler every record; Lambda hands it only those its
+    filters match. Here only those: each way a limited name's slot is let go (a finish
+    without a callback too) still hints, and the claim's own record is filtered out."""
+    patterns = _stream_patterns(_emit(synthesized))
+    bg = Background(rt, streams_client=local_aws.streams)
+    poster = GoneFor(set())
+    rt.wake.poster = poster
+    space = "/v1/spaces/wk"
+    keyed: dict[str, Any] = {"concurrencyKey": "k"} if limit == "perKeyConcurrency" else {}
+    if limit == "concurrency":
+        assert api.patch(f"{space}/names/a/policy", {"concurrency": 1}).status == 200
+
+    def filtered() -> list[dict[str, Any]]:
+        records = bg.records()
+        passed = [r for r in records if any(_matches(p, r) for p in patterns)]
+        bg.stream(passed)
+        return passed
+
+    def hinted_after(report: dict[str, Any]) -> bool:
+        clock.advance(HINT_EVERY_MS)
+        before = len(poster.sent)
+        assert api.post(f"{space}/jobs:report", report).status == 200
+        filtered()
+        return len(poster.sent) > before
+
+    bearer = {"Authorization": f"Bearer {admin_token}"}
+    assert invoke(BY_KEY["$connect"], event(BY_KEY["$connect"], "c1", headers=bearer))["statusCode"] == 200
+    body = json.dumps({"action": "listen", "space": "wk", "names": ["a"]})
+    invoke(BY_KEY["listen"], event(BY_KEY["listen"], "c1", body=body))
+    jobs = [api.post(f"{space}/jobs", {"name": "a", "backoffMs": 3_600_000, **keyed}) for _ in range(4)]
+    assert filtered() and poster.sent == ["c1"], "a created job hints"
+    assert len(jobs) == 4
+    for ending in ({"release": {}}, {"fail": {"error": "x"}}, {"complete": {}}):
+        clock.advance(HINT_EVERY_MS)
+        (job,) = api.post(f"{space}/jobs:claim", {"count": 4}).body["jobs"]
+        assert filtered() == [], "a claim's record is no hint's"
+        assert hinted_after({"id": job["id"], "attempt": job["attempt"], **ending}), ending

@@ -279,7 +279,30 @@ def test_a_short_delay_hints_when_it_ends(
     assert hints(posts, cid) == ["a"]
 
 
-def test_a_resumed_name_is_hinted_through_the_clocks_call(
+def test_a_resumed_name_is_hinted_once_claims_see_its_policy(
+    api: Api, clock: ManualClock, bg: Background, rt: Runtime, posts: Recorder, worker: Callable[..., str]
+) -> None:
+    """The policy's write puts the hint off until every process's cached policies have
+    expired (on AWS to `wake_later`): a worker hinted sooner could claim from a process that
+    still sees the name paused."""
+    assert api.patch(f"{SPACE}/names/a/policy", {"paused": True}).status == 200
+    job = create(api)
+    bg.stream()
+    cid = worker("c1", ["a"])
+    clock.advance(HINT_EVERY_MS)
+    assert api.patch(f"{SPACE}/names/a/policy", {"agingIntervalMs": 60_000}).status == 200
+    assert len(rt.wake.later) == 0, "still paused: nothing to hint"
+    assert api.patch(f"{SPACE}/names/a/policy", {"paused": False}).status == 200
+    assert hints(posts, cid) == [] and len(rt.wake.later) == 1
+    clock.advance(rt.policies.cache_ms - 1)
+    assert fire_due(rt) == 0
+    clock.advance(1)
+    assert fire_due(rt) == 1
+    assert hints(posts, cid) == ["a"]
+    assert api.claimed(SPACE) == [job]
+
+
+def test_a_name_reset_out_of_its_pause_is_hinted(
     api: Api, clock: ManualClock, bg: Background, rt: Runtime, posts: Recorder, worker: Callable[..., str]
 ) -> None:
     assert api.patch(f"{SPACE}/names/a/policy", {"paused": True}).status == 200
@@ -287,10 +310,101 @@ def test_a_resumed_name_is_hinted_through_the_clocks_call(
     bg.stream()
     cid = worker("c1", ["a"])
     clock.advance(HINT_EVERY_MS)
-    assert api.patch(f"{SPACE}/names/a/policy", {"paused": False}).status == 200
-    rt.wake.hint("wk", "a")  # the clock, finding the name resumed (or given room)
+    assert api.post(f"{SPACE}/names/a/policy:reset", {}).status == 200
+    clock.advance(rt.policies.cache_ms)
+    assert fire_due(rt) == 1
     assert hints(posts, cid) == ["a"]
-    assert len(api.claimed(SPACE)) == 1
+
+
+def test_a_raised_concurrency_gives_a_waiting_job_room_and_hints(
+    api: Api, clock: ManualClock, bg: Background, rt: Runtime, posts: Recorder, worker: Callable[..., str]
+) -> None:
+    assert api.patch(f"{SPACE}/names/a/policy", {"concurrency": 1}).status == 200
+    clock.advance(rt.policies.cache_ms)
+    assert fire_due(rt) == 1, "that write's own hint, to nobody"
+    first, second = create(api), create(api)
+    bg.stream()
+    assert api.claimed(SPACE, count=2) == [first]
+    cid = worker("c1", ["a"])
+    clock.advance(HINT_EVERY_MS)
+    assert api.patch(f"{SPACE}/names/a/policy", {"concurrency": 2}).status == 200
+    clock.advance(rt.policies.cache_ms)
+    assert fire_due(rt) == 1
+    assert hints(posts, cid) == ["a"]
+    assert api.claimed(SPACE, count=2) == [second]
+
+
+# -- room freed: a running job of a limited name (or key) lets go of its slot ---------------
+
+
+def _finish(api: Api, job: str, how: str) -> None:
+    ending = {"complete": {"complete": {}}, "release": {"release": {}}, "fail": {"fail": {"error": "x"}}}
+    report = {"id": job, "attempt": 1, **ending[how]}
+    assert api.post(f"{SPACE}/jobs:report", report).status == 200
+
+
+@pytest.mark.parametrize("how", ["complete", "fail", "release"])
+@pytest.mark.parametrize("limit", ["concurrency", "perKeyConcurrency"])
+def test_a_running_job_that_lets_its_slot_go_hints_the_jobs_waiting_for_it(
+    api: Api,
+    clock: ManualClock,
+    bg: Background,
+    rt: Runtime,
+    posts: Recorder,
+    worker: Callable[..., str],
+    limit: str,
+    how: str,
+) -> None:
+    """A name's `concurrency` of 1, or a key's (`perKeyConcurrency`, 1 by default): the
+    second job waits for the first's slot, and is hinted when it goes, however it goes (a
+    failure retried after a long backoff frees the slot at once)."""
+    keyed: dict[str, Any] = {}
+    if limit == "concurrency":
+        assert api.patch(f"{SPACE}/names/a/policy", {"concurrency": 1}).status == 200
+    else:
+        keyed = {"concurrencyKey": "customer-7"}
+    first = create(api, backoffMs=3_600_000, **keyed)
+    second = create(api, **keyed)
+    bg.stream()
+    assert api.claimed(SPACE, count=2) == [first]
+    cid = worker("c1", ["a"])
+    clock.advance(HINT_EVERY_MS)
+    _finish(api, first, how)
+    bg.stream()
+    assert hints(posts, cid) == ["a"], "the slot was let go: the waiting job may be claimed"
+    claimed = api.claimed(SPACE, count=2)
+    if how == "release":  # both wait now, for the one slot
+        assert len(claimed) == 1 and claimed[0] in (first, second)
+    else:
+        assert claimed == [second]
+
+
+def test_a_finished_job_of_a_name_without_limits_reads_and_hints_nothing(
+    api: Api,
+    clock: ManualClock,
+    bg: Background,
+    rt: Runtime,
+    posts: Recorder,
+    worker: Callable[..., str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its job held no slot: nothing waited for it, and its record costs wake no read."""
+    job = create(api)
+    bg.stream()
+    assert api.claimed(SPACE) == [job]
+    cid = worker("c1", ["a"])
+    looks: list[str] = []
+    original = rt.wake.store.listeners
+
+    def counted(space: str, name: str, now_ms: int) -> list[str]:
+        looks.append(name)
+        return original(space, name, now_ms)
+
+    monkeypatch.setattr(rt.wake.store, "listeners", counted)
+    clock.advance(HINT_EVERY_MS)
+    _finish(api, job, "complete")
+    bg.stream()
+    assert looks == [] and hints(posts, cid) == []
 
 
 def test_a_name_nobody_listens_to_costs_no_write(
