@@ -16,6 +16,7 @@ from shared.store.dynamo import Item
 from shared.store.jobs.looks import Look
 from shared.store.port import ClaimPlan, NameClaim
 from shared.store.spread import Spread
+from shared.store.timers import NARROW, Timer
 from tests.support import Api
 
 SPACE = "spread"
@@ -50,8 +51,10 @@ def job_item(rt: Runtime, job_id: str) -> Item:
 
 
 def widen(rt: Runtime, clock: ManualClock, width: int, name: str = "n") -> None:
-    """Give `name` `width` shards, as its load would (reach first, width once the caches saw it)."""
+    """Give `name` `width` shards, as its load would (reach first, width once the caches saw
+    it), filed for the clock to narrow as the spreader files it (`Spreader.created`)."""
     rt.space_store.register_names(SPACE, {name}, clock.now_ms())
+    rt.timers.file(SPACE, [Timer(NARROW, name, clock.now_ms() + spread.NARROW_EVERY_MS)])
     store = rt.context.spreader.store
     store.set_spread(
         SPACE, name, spread_of(rt, name), width=keys.READY_SHARDS, reach=width, now_ms=clock.now_ms()
