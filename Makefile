@@ -75,6 +75,7 @@ format: install
 bench: install
 	$(BIN)/python -m bench.cost
 	$(BIN)/python -m bench.rest
+	$(BIN)/python -m bench.idle
 	$(BIN)/python -m bench.spread
 	$(BIN)/python -m bench.limits
 	$(BIN)/python -m bench.keys

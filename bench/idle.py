@@ -34,6 +34,7 @@ from shared.clock import ManualClock
 from shared.jobs.claim import claim
 from shared.jobs.create import create
 from shared.jobs.report import report
+from shared.outbox import LocalOutbox
 from shared.runtime import Runtime
 from shared.schema import NewJob, reports_in
 from shared.store import keys
@@ -66,6 +67,7 @@ def _at_rest(rt: Runtime, stream: StreamReader, space: str) -> None:
         rt.stream.deliver([due for record in records if (due := rt.stream.record(record)) is not None])
     with warnings.catch_warnings():  # the sender's metrics are off here, and Powertools says so
         warnings.filterwarnings("ignore", "No application metrics to publish")
+        assert isinstance(rt.outbox, LocalOutbox)  # no queue here: the sender runs in this process
         Sender(rt.outbox).drain()
 
 
@@ -125,6 +127,7 @@ def idle_tick(spaces: int) -> int:
         finally:
             runtime.install(None)
         _copy_spaces(client, real, spaces)
+        assert len(rt.space_store.all_spaces()) == spaces, "every space is listed, as a real one is"
         tick = rt.config.clock_tick_ms
         clock.advance(8 * limits.DAY_MS)
         for _ in range(10):  # past every timer: each tick drains what is due, then none is

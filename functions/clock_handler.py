@@ -1,6 +1,7 @@
-"""The clock (EventBridge Scheduler on AWS, a thread in `emit dev`): leases, never-claimed
-jobs and callback retries (handed to their sender, `functions/callback_sender.py`). A
-tick that arrives twice, or late, finds nothing to redo."""
+"""The clock (EventBridge Scheduler on AWS, a thread in `emit dev`): what is due in the
+books (`shared.sweeper`): deadlines, leases, and the timers (never-claimed checks, callback
+retries handed to their sender `functions/callback_sender.py`, narrowing, healing, hints).
+A tick that arrives twice, or late, finds nothing to redo."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from aws_lambda_powertools.metrics import MetricUnit
 from shared.observability import logger, metrics, tracer
 from shared.runtime import runtime
 
+STOP_BEFORE_END_MS = 10_000
+"""Time a tick leaves before its function's timeout: a page of timers is done well within it."""
+
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler(capture_response=False)
@@ -18,7 +22,11 @@ from shared.runtime import runtime
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     rt = runtime()
     # Each tick says how far apart ticks are; else the function's own setting does.
-    report = rt.sweeper.tick(tick_ms=int(event.get("tickMs", rt.config.clock_tick_ms)))
+    # What is left when the function nears its timeout stays due for the next tick.
+    report = rt.sweeper.tick(
+        tick_ms=int(event.get("tickMs", rt.config.clock_tick_ms)),
+        out_of_time=lambda: context.get_remaining_time_in_millis() < STOP_BEFORE_END_MS,
+    )
     # Only what happened is published: a custom metric is billed for every hour it has a
     # point, so zeros a minute would cost $0.30 a month each at rest.
     counts = {"LeasesExpired": report.expired, "JobsNeverClaimed": report.unclaimed}

@@ -130,8 +130,8 @@ class Config(BaseModel):
     this late past its `unclaimedMs`, which is days, and a name with jobs arriving all day
     is looked at once or twice a period, not once a job."""
     book_shards: Annotated[int, Env("EMIT_BOOK_SHARDS")] = Field(limits.BOOK_SHARDS, ge=1)
-    """The write shards of each time slot (a clock tick) of the lease and deadline books
-    (`limits.BOOK_SHARDS` says why so many); a tick reads only those its slots' maps name."""
+    """The write shards of each time slot (a clock tick) of the lease, deadline and timer
+    books (`limits.BOOK_SHARDS` says why so many); a tick reads only those its slots' maps name."""
 
     # -- access ---------------------------------------------------------------------------
 

@@ -106,10 +106,17 @@ class Sweeper:
         self.wake = wake
         """Hints for delays and backoffs that end past the stream's horizon (`shared.wake`)."""
         self.rand = rand
+        self.out_of_time: Callable[[], bool] = lambda: False
+        """The current tick's: whether its invocation must stop (`tick`)."""
 
-    def tick(self, *, tick_ms: int) -> TickReport:
+    def tick(self, *, tick_ms: int, out_of_time: Callable[[], bool] = lambda: False) -> TickReport:
         """One tick of a clock that ticks every `tick_ms`: what is due by now in each book
-        (`tick_ms` is kept for the handler's event; every timing lives in the books)."""
+        (`tick_ms` is kept for the handler's event; every timing lives in the books).
+
+        `out_of_time` says when the invocation must stop (its function's timeout near): the
+        drains stop at their next page, and what is left stays due for the next tick, so a
+        tick with more due than one invocation can do spreads over several."""
+        self.out_of_time = out_of_time
         report = TickReport()
         self.cancel_past_deadline(report)
         self.expire_leases(report)
@@ -178,6 +185,8 @@ class Sweeper:
         def drain(partition: str) -> TickReport:
             part, more = TickReport(), True
             for _ in range(rounds):
+                if self.out_of_time():
+                    break
                 page, more = book.due(partition, now)
                 if not page:
                     break

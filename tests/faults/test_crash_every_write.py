@@ -110,6 +110,15 @@ def never_claimed(w: World) -> None:
     w.clock.advance(7 * DAY_MS + MINUTE_MS)
 
 
+def window_changed(w: World) -> None:
+    """Pending jobs older than a window made shorter: every name's check is filed for now
+    (and again every period until the window has passed), not where the old window put it."""
+    two_pending(w)
+    w.bg.stream()
+    w.clock.advance(2 * 3_600_000)
+    w.request("PATCH", f"/v1/spaces/{SPACE}", {"unclaimedMs": 3_600_000})
+
+
 def callback_failed_once(w: World) -> None:
     job_id, attempt = one_claimed(w)
     w.report(job_id, attempt, complete={"result": "r"})
@@ -404,6 +413,12 @@ OPERATIONS = [
     Operation("cancel", pending_and_running, lambda w, ids: w.cancel(ids)),
     Operation("tick-lease-expiry", lease_ended, lambda w, _: w.tick_invoke(), next_tick),
     Operation("tick-never-claimed", never_claimed, lambda w, _: w.tick_invoke(), next_tick),
+    Operation(
+        "window-changed",
+        two_pending,
+        lambda w, _: w.request("PATCH", f"/v1/spaces/{SPACE}", {"unclaimedMs": 3_600_000}),
+    ),
+    Operation("tick-window-changed", window_changed, lambda w, _: w.tick_invoke(), next_tick),
     Operation("tick-callback-retry", callback_failed_once, lambda w, _: w.tick_invoke(), next_tick),
     Operation("tick-callback-unrecorded", finished_unrecorded, lambda w, _: w.tick_invoke(), next_tick),
     Operation("stream-finish-callback", finished_records, lambda w, records: w.stream_invoke(records)),

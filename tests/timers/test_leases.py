@@ -223,3 +223,15 @@ def test_the_clock_drains_every_shard_of_a_slot_of_the_lease_book(
     assert all(rt.db.query("pk = :pk", vals={":pk": pk})[0] for pk in partitions)
     assert bg.tick()["expired"] == shards
     assert not any(rt.db.query("pk = :pk", vals={":pk": pk})[0] for pk in partitions)
+
+
+def test_a_tick_out_of_time_leaves_what_is_due_to_the_next(api: Api, rt: Runtime, clock: ManualClock) -> None:
+    """A tick stops at its next page when its function nears its timeout: what is left
+    stays due, and the next tick does it (a busy hour spreads over several invocations)."""
+    job_id = api.post(JOBS, {"name": "n", "maxAttempts": 1}).body["id"]
+    claim(api, leaseMs=1_000)
+    clock.advance(2_000)
+    rt.sweeper.tick(tick_ms=1_000, out_of_time=lambda: True)
+    assert api.get(f"{JOBS}/{job_id}").body["status"] == "RUNNING"
+    assert rt.sweeper.tick(tick_ms=1_000).expired == 1
+    assert api.get(f"{JOBS}/{job_id}").body["status"] == "FAILED"

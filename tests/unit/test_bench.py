@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench import cost, drain
+from bench import cost, drain, idle
 from bench.partitions import TABLE, TARGET_JOBS_PER_S, busiest, family_ceiling, shared_ceilings, token_ceiling
 from bench.spread import NAME
 from shared.store import keys
@@ -132,3 +132,15 @@ def test_make_bench_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> No
 @pytest.mark.parametrize("filed", [1, 10_000])
 def test_an_idle_tick_of_the_books_is_one_call_however_much_is_filed(filed: int) -> None:
     assert drain.idle(filed=filed) == 1
+
+
+@pytest.mark.parametrize("spaces", [1, 300])
+def test_an_idle_tick_costs_the_same_at_any_number_of_spaces(spaces: int) -> None:
+    """Issue 19's bound, at 1 space and at 300 (past where the clock once timed out with 3
+    names a space); `make bench` prints it at 100,000 too."""
+    assert idle.idle_tick(spaces) <= idle.TARGET_CALLS
+
+
+def test_bench_idle_prints_its_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert idle.main(["--spaces", "2"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["idle tick at 2 spaces: 1 DynamoDB calls"]

@@ -9,6 +9,7 @@ from typing import Any
 from shared import spread
 from shared.spread import SAMPLE, Spreader, width_for
 from shared.store.spread import Spread
+from shared.store.timers import NARROW, Timer
 
 
 class Store:
@@ -39,8 +40,18 @@ class Store:
         return any(n in self.occupied_shards for n in shards)
 
 
+class Timers:
+    """Where the spreader files a widened name for the clock: kept, to be looked at."""
+
+    def __init__(self) -> None:
+        self.filed: list[tuple[str, list[Timer]]] = []
+
+    def file(self, space: str, timers: list[Timer]) -> None:
+        self.filed.append((space, timers))
+
+
 def spreader(store: Store, rand: Any = lambda: 0.5) -> Spreader:
-    return Spreader(store, rand)  # type: ignore[arg-type]
+    return Spreader(store, Timers(), rand)  # type: ignore[arg-type]
 
 
 def test_width_is_a_power_of_two_from_4_to_64_at_250_jobs_a_second_a_shard() -> None:
@@ -78,6 +89,9 @@ def test_reach_rises_first_and_width_follows_after_the_caches_read_it() -> None:
     assert store.spread.width == 4
     s.created("s", "n", SAMPLE, store.spread, since + spread.WIDEN_AFTER_MS)
     assert 4 < store.spread.width <= store.spread.reach
+    # Each widening filed the name for the clock to narrow first, a window of counts later.
+    filed = [t for _, timers in s.timers.filed for t in timers]  # type: ignore[attr-defined]
+    assert filed and {(t.kind, t.subject) for t in filed} == {(NARROW, "n")}
 
 
 def test_the_clock_narrows_width_when_load_goes_and_reach_once_the_shards_past_are_empty() -> None:
