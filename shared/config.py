@@ -160,9 +160,10 @@ class Config(BaseModel):
     path is the connections' management endpoint); None: no wake, workers long-poll."""
     wake_later_function: Annotated[str | None, Env("EMIT_WAKE_LATER_FUNCTION", by_stack=True)] = None
     """The function that sends a hint a little later, and makes a hint's posts apart from
-    the stream (`functions/wake_later.py`, invoked without waiting): the stack sets it on the
-    stream's function; None: hints put off run in this process (`emit dev`'s thread) or not
-    at all, and posts are made by the caller."""
+    the functions that hint (`functions/wake_later.py`, invoked without waiting): the stack
+    sets it on those (the stream's, the clock's, the name policy's writes); None: hints put
+    off run in this process (`emit dev`'s thread) or not at all, and posts are made by the
+    caller."""
 
     # -- reading and writing --------------------------------------------------------------
 

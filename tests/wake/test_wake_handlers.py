@@ -257,14 +257,21 @@ def test_a_job_made_by_a_retry_request_hints(
 def test_a_long_delay_is_the_clocks_to_hint_when_it_ends(
     api: Api, clock: ManualClock, bg: Background, rt: Runtime, posts: Recorder, worker: Callable[..., str]
 ) -> None:
-    """Past `LATER_HORIZON_MS` the stream leaves it to the clock, which calls `wake.hint`."""
+    """Past `LATER_HORIZON_MS` the stream files it in the timer book, at the end of the
+    clock's tick the delay ends in: the tick past it hints, and no tick before."""
     cid = worker("c1", ["a"])
     create(api, delayMs=3_600_000)
     bg.stream()
     assert hints(posts, cid) == [] and len(rt.wake.later) == 0
-    clock.advance(3_600_000)
-    rt.wake.hint("wk", "a")  # the clock, finding the delay over
+    clock.advance(3_600_000 - 1_000)
+    bg.tick()
+    assert hints(posts, cid) == []
+    clock.advance(2_000)
+    bg.tick()
     assert hints(posts, cid) == ["a"]
+    clock.advance(60_000)
+    bg.tick()
+    assert hints(posts, cid) == ["a"], "hinted once"
 
 
 def test_a_short_delay_hints_when_it_ends(
