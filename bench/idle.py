@@ -126,14 +126,15 @@ def idle_tick(spaces: int) -> int:
                 _at_rest(rt, stream, space_name(n))
         finally:
             runtime.install(None)
-        _copy_spaces(client, real, spaces)
-        assert len(rt.space_store.all_spaces()) == spaces, "every space is listed, as a real one is"
         tick = rt.config.clock_tick_ms
         clock.advance(8 * limits.DAY_MS)
         for _ in range(10):  # past every timer: each tick drains what is due, then none is
             if rt.sweeper.tick(tick_ms=tick).timers == 0:
                 break
             clock.advance(tick)
+        # The copies after the drain: moto answers an index query by reading the whole table.
+        _copy_spaces(client, real, spaces)
+        assert len(rt.space_store.all_spaces()) == spaces, "every space is listed, as a real one is"
         clock.advance(tick)
         rt.sweeper.tick(tick_ms=tick)  # the last maps go a slot after their slot
         clock.advance(tick)
