@@ -6,10 +6,10 @@ Each space has three names, a finished job of each, and a delivered callback (th
 report, the stream, the sender) at AWS's settings; the rest are their copies, item by item
 (every item of the space, its name renamed, written straight into moto's table: a space
 made through the handlers costs some 30 calls, and 100,000 of them would take the bench an
-hour). The books' buckets are the clock's, not the space's, so a copy files no timer: what
-a space at rest is once its timers have fallen due. The clock is then run past every timer
-a real space filed (8 days: the never-claimed window is 7), until nothing is left, and one
-more tick, with nothing due, is counted.
+hour). The clock is first run past every timer the real spaces filed (8 days: the
+never-claimed window is 7), until nothing is left; the copies are made then (the books'
+buckets are the clock's, not the space's: a copy files no timer, which is what a space at
+rest is once its timers have fallen due), and one more tick, with nothing due, is counted.
 """
 
 from __future__ import annotations
