@@ -16,10 +16,10 @@ Layout of the one table, every key a string (`pk`, `sk`):
 | token | `T` | `{token id}` |
 | lease bucket (claims to check) | `LEASE#{slot end}#{n}` (n < `BOOK_SHARDS`) | `{at:013d}#{ulid}` |
 | deadline bucket (jobs to cancel) | `DEADLINE#{slot end}#{n}` (n < `BOOK_SHARDS`) | `{at:013d}#{ulid}` |
-| a book's map of a time slot (its shards in use) | `BOOKS` | `{slot start:013d}#{LEASE# or DEADLINE#}` |
+| timer bucket (the clock's other work, `shared.timers`) | `TIMER#{slot end}#{n}` | `{at:013d}#{ulid}` |
+| a book's map of a time slot (its shards in use) | `BOOKS` | `{slot start:013d}#{book's prefix}` |
 | callback delivery of a finished job | `C#{space}#{id}` | `-` |
-| the list of spaces (for the clock) | `SPACES` | `{space}` |
-| the spaces that have had a callback (for the clock) | `CALLBACKS` | `{space}` |
+| the list of spaces (`GET /v1/spaces`) | `SPACES` | `{space}` |
 
 One sparse index, `ready`, holds only pending jobs: `gpk` = `{space}#{name}#{n}` (n of the
 name's width: 4 at rest, up to 64 under load, `shared.spread`), so one busy name is never
@@ -30,11 +30,8 @@ reads candidates there and decides with a conditional write on the job's own ite
 A job with a `concurrencyKey` waits in its key's lane (`{space}#{name}#K#{key}`), and its
 key's item (`Q#{space}#{name}#{key}`) stands for the key in the name's shards while the
 key has room, in the key's shard of the name's width (`shared.store.keyed`).
-Pending callback deliveries use the same index under `CALLBACK#{space}#{n}` (n =
-crc32(id) % 64), sorted by when they are due, so the clock finds them without a scan.
-So does a job that finished with a callback (`gsk` a minute after it finished), until
-the stream has recorded its delivery: if the stream never does, the clock finds the job
-there and records it.
+Nothing else is in the index: a callback's delivery, and a job that finished with one, are
+found by the clock through the timer book, by when they are due (`shared.timers`).
 
 A space's job items are spread over 64 partitions by a hash of the id (`keys.JOB_SHARDS`):
 a job is found by its id alone, no busy space has a hot job key (a job writes its item 3
@@ -55,7 +52,7 @@ The modules, by what they keep:
 | `jobs/` | job items, one module a mechanism: `insert`, `read`, `pages`, `apply`, `claim` (`jobs/__init__`) |
 | `keyed`, `counters`, `spread` | keys' entries, counted limits (slots, rates, `maxInFlight`), widths |
 | `blobs`, `journal`, `listing` | large values (side items, S3), lines and events, the newest-first list |
-| `books`, `leases`, `deadlines` | the buckets the clock reads: leases to check, deadlines to cancel |
+| `books`, `leases`, `deadlines`, `timers` | the buckets the clock reads: leases, deadlines, timers |
 | `deliveries`, `spaces`, `tokens`, `secrets` | callbacks' deliveries, spaces' own items, tokens, secrets |
 | `settings`, `policies` | a space's settings and its names' policies, as values |
 | `listeners` | wake's connections, what each listens to, when a name was last hinted |
