@@ -125,10 +125,10 @@ class Config(BaseModel):
     unclaimed_every_ms: Annotated[
         int,
         Env("EMIT_UNCLAIMED_EVERY_MS", local=limits.SECOND_MS, local_why="the clock ticks every second"),
-    ] = Field(10 * limits.MINUTE_MS, ge=1)
+    ] = Field(limits.MINUTE_MS, ge=1)
     """The period of a name's never-claimed checks (`shared.unclaimed`): a job fails at most
-    this late past its `unclaimedMs`, which is days, and a name with jobs arriving all day
-    is looked at once or twice a period, not once a job."""
+    this late past its `unclaimedMs` (on AWS, the clock's own minute), and a name with jobs
+    arriving all day is looked at once or twice a period, not once a job."""
     book_shards: Annotated[int, Env("EMIT_BOOK_SHARDS")] = Field(limits.BOOK_SHARDS, ge=1)
     """The write shards of each time slot (a clock tick) of the lease, deadline and timer
     books (`limits.BOOK_SHARDS` says why so many); a tick reads only those its slots' maps name."""

@@ -155,22 +155,22 @@ def test_a_space_whose_listing_failed_once_is_still_checked(
 def test_on_aws_a_name_is_looked_at_once_a_period_and_at_its_end(
     rt: Runtime, api: Api, bg: Background, clock: ManualClock
 ) -> None:
-    """A name's never-claimed check is filed once a period (ten minutes on AWS), by the first
+    """A name's never-claimed check is filed once a period (a minute on AWS), by the first
     job of the period to fall due, with a second at the period's end: a job falling due
     later in the period fails at most a period late, and a name with jobs arriving all day
     costs the clock two looks a period, not one a job."""
     every = Config.default("unclaimed_every_ms")
     rt.stream.unclaimed_every_ms = rt.sweeper.never_claimed.every_ms = every  # AWS's, not emit dev's
-    clock.advance(every - (clock.now_ms() + 7 * DAY) % every + 60_000)  # due a minute into a period
+    clock.advance(every - (clock.now_ms() + 7 * DAY) % every + 10_000)  # due 10 s into a period
     first = api.post(JOBS, {"name": "n"}).body["id"]
     bg.tick()
-    clock.advance(2 * 60_000)
+    clock.advance(20_000)
     later = api.post(JOBS, {"name": "n"}).body["id"]
     bg.tick()
-    clock.advance(7 * DAY - 2 * 60_000)
+    clock.advance(7 * DAY - 20_000)
     bg.tick()
     assert [status(api, j)[0] for j in (first, later)] == ["FAILED", "PENDING"]
-    clock.advance(2 * 60_000)  # the later job's window has passed, but no look is filed then
+    clock.advance(20_000)  # the later job's window has passed, but no look is filed then
     bg.tick()
     assert status(api, later)[0] == "PENDING"
     clock.advance(every - clock.now_ms() % every)  # the period's end
