@@ -579,3 +579,20 @@ def test_the_stream_hands_a_hints_posts_over_and_wake_later_makes_them(
     answer = wake_later({"post": connections, "data": data.decode()}, LambdaContext("wake_later", 30, 128))
     assert answer == {"posted": 2}
     assert posts.to(a) == posts.to(b) == [{"type": "work", "space": "wk", "name": "a"}]
+
+
+def test_a_hint_wake_later_holds_back_goes_out_when_the_second_ends(
+    rt: Runtime, clock: ManualClock, posts: Recorder, worker: Callable[..., str]
+) -> None:
+    """wake_later puts nothing off to another function: a hint it holds back (another process
+    hinted the name within its second) is sent by the same invocation when the second ends."""
+    cid = worker("c1", ["a"])
+    other = Wake(
+        clock=clock, store=ListenerStore(rt.db), tokens=rt.tokens, url=None, poster=posts, later=HeldLater()
+    )
+    other.hint("wk", "a")
+    assert hints(posts, cid) == ["a"]
+    hint = {"space": "wk", "name": "a", "atMs": clock.now_ms(), "trailing": False}
+    assert wake_later(hint, LambdaContext("wake_later", 30, 128)) == {"hinted": True}
+    assert hints(posts, cid) == ["a", "a"], "held back, then sent as its second ended"
+    assert len(rt.wake.later) == 0, "nothing left held in the process"
