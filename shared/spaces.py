@@ -7,12 +7,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from shared import defaults
+from shared import defaults, limits
 from shared.clock import Clock, Recent
 from shared.errors import NotFound
 from shared.policy import Policy, patch_fields
 from shared.schema import JobDefaults, SettingsPatch
-from shared.store.port import UNCLAIMED, Settings, SpacePolicies, SpaceStorePort, Timer
+from shared.store.port import HINT, UNCLAIMED, Settings, SpacePolicies, SpaceStorePort, Timer
 from shared.timers import Timers
 
 SWEEP_BUCKET = 1_000
@@ -85,12 +85,23 @@ class SpaceSettings:
         if "policy" in patch.model_fields_set:
             fields = patch_fields(patch.policy) if patch.policy is not None else None
             self.store.write_policy(space, None, fields, self.clock.now_ms())
+            self._hint_names(space)
         if "jobDefaults" in patch.model_fields_set:
             self._patch_job_defaults(space, patch.jobDefaults)
         self._cache.forget(space)
         if self.on_write is not None:
             self.on_write(space)
         return self.describe(space)
+
+    def _hint_names(self, space: str) -> None:
+        """The space's default policy was written (resumed, a limit raised or lifted): every
+        name unpaused now may have jobs claimable, so each is hinted by the clock's next tick
+        (`shared.timers` HINT, one filing for all), once every process's claims see it."""
+        policies = self.store.policies(space)
+        names = [n for n in self.store.names(space) if not policies.get(n).paused]
+        at = self.clock.now_ms() + limits.SECOND_MS
+        for start in range(0, len(names), SWEEP_BUCKET):
+            self.timers.file(space, [Timer(HINT, name, at) for name in names[start : start + SWEEP_BUCKET]])
 
     def _sweep_unclaimed(self, space: str, window_ms: int) -> None:
         """A new window: the jobs waiting now fall due by it from times nothing filed (they

@@ -323,6 +323,25 @@ def test_a_name_reset_out_of_its_pause_is_hinted(
     assert hints(posts, cid) == ["a"]
 
 
+def test_a_space_resumed_hints_its_names_at_the_clocks_next_tick(
+    api: Api, clock: ManualClock, bg: Background, rt: Runtime, posts: Recorder, worker: Callable[..., str]
+) -> None:
+    """The space's own pause lifted: each name not paused itself is hinted by the clock (one
+    filing for all of them), once claims see the policy; a name still paused is not."""
+    assert api.patch(SPACE, {"policy": {"paused": True}}).status == 200
+    assert api.patch(f"{SPACE}/names/b/policy", {"paused": True}).status == 200
+    create(api, name="a")
+    create(api, name="b")
+    bg.stream()
+    cid = worker("c1", ["a", "b"])
+    clock.advance(HINT_EVERY_MS)
+    assert api.patch(SPACE, {"policy": {"paused": False}}).status == 200
+    assert hints(posts, cid) == []
+    clock.advance(HINT_EVERY_MS)
+    bg.tick()
+    assert hints(posts, cid) == ["a"]
+
+
 def test_a_raised_concurrency_gives_a_waiting_job_room_and_hints(
     api: Api, clock: ManualClock, bg: Background, rt: Runtime, posts: Recorder, worker: Callable[..., str]
 ) -> None:
