@@ -259,3 +259,26 @@ def test_jobs_of_a_key_with_room_fail_unclaimed_and_jobs_of_a_full_key_wait(
     ] == [first]
     fails_unclaimed_after(api, bg, clock, typo, 60_000, window="1m")
     assert status(api, behind) == ("PENDING", None)
+
+
+def test_a_shorter_window_covers_the_jobs_already_waiting(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    """Jobs filed under the 7-day window: made shorter, it counts for them too, from their
+    ready times (the change files every name's check now and on until the window has passed)."""
+    old = api.post(JOBS, {"name": "n"}).body["id"]
+    bg.tick()
+    clock.advance(2 * 3_600_000)
+    recent = api.post(JOBS, {"name": "m"}).body["id"]
+    bg.tick()
+    clock.advance(30 * 60_000)
+    assert api.patch("/v1/spaces/work", {"unclaimedMs": 3_600_000}).status == 200
+    bg.tick()
+    assert status(api, old) == ("FAILED", "not claimed within 1h")
+    assert status(api, recent)[0] == "PENDING"
+    clock.advance(30 * 60_000 - 1)
+    bg.tick()
+    assert status(api, recent) == ("PENDING", None)
+    clock.advance(1_000)  # within a period of its window (a second locally)
+    bg.tick()
+    assert status(api, recent) == ("FAILED", "not claimed within 1h")
