@@ -15,7 +15,6 @@ rest is once its timers have fallen due), and one more tick, with nothing due, i
 from __future__ import annotations
 
 import argparse
-import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,23 +25,17 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
 from bench.capacity import CapacityMeter
+from bench.rest import at_rest
 from bench.world import moto_runtime
-from devserver.background import Sender, StreamReader
+from devserver.background import StreamReader
 from devserver.wiring import REGION, TABLE
-from shared import limits, render, runtime
+from shared import limits, runtime
 from shared.clock import ManualClock
-from shared.jobs.claim import claim
-from shared.jobs.create import create
-from shared.jobs.report import report
-from shared.outbox import LocalOutbox
-from shared.runtime import Runtime
-from shared.schema import NewJob, reports_in
 from shared.store import keys
 
 SPACES = (1, 1_000, 100_000)
 REAL = 10
 """Spaces made through the use cases; the rest are copies of them."""
-NAMES = ("charge-invoice", "send-email", "resize-image")
 TARGET_CALLS = 10
 """Issue 19's bound: an idle tick makes at most about this many calls, at any number of spaces."""
 
@@ -50,25 +43,6 @@ TARGET_CALLS = 10
 def space_name(n: int) -> str:
     """Distinct in every key it appears in, so a copy renames it and nothing else."""
     return f"idle-{n:06d}"
-
-
-def _at_rest(rt: Runtime, stream: StreamReader, space: str) -> None:
-    for name in NAMES:
-        fields: dict[str, Any] = {"name": name, "payload": {"n": 1}}
-        if name == "charge-invoice":
-            fields["callback"] = {"url": "https://hooks.example.com/emit"}
-        create(rt.context, space, [NewJob.model_validate(fields)], batch=False)
-        (job,) = claim(
-            rt.context, space, count=1, names=[name], wait_ms=0, lease_ms=None, show=render.claimed
-        )
-        done = {"id": job["id"], "attempt": job["attempt"], "complete": {"result": {}}}
-        report(rt.context, space, reports_in([done]))
-    while records := stream.read():
-        rt.stream.deliver([due for record in records if (due := rt.stream.record(record)) is not None])
-    with warnings.catch_warnings():  # the sender's metrics are off here, and Powertools says so
-        warnings.filterwarnings("ignore", "No application metrics to publish")
-        assert isinstance(rt.outbox, LocalOutbox)  # no queue here: the sender runs in this process
-        Sender(rt.outbox).drain()
 
 
 def _is_the_clocks(item: dict[str, Any]) -> bool:
@@ -123,7 +97,7 @@ def idle_tick(spaces: int) -> int:
         runtime.install(rt)  # the sender's handler runs on it
         try:
             for n in range(real):
-                _at_rest(rt, stream, space_name(n))
+                at_rest(rt, stream, space_name(n))
         finally:
             runtime.install(None)
         tick = rt.config.clock_tick_ms

@@ -444,23 +444,28 @@ def per_gb(template: Json) -> str:
 # -- the clock's ticks, run here --------------------------------------------------------------
 
 
-def _at_rest(rt: Any, stream: StreamReader) -> None:
-    """One space, three names each with a finished job, one with a callback that was delivered."""
-    for name in ("charge-invoice", "send-email", "resize-image"):
+def at_rest(rt: Any, stream: StreamReader, space: str = "rest") -> None:
+    """One space, three names each with a finished job, one with a callback that was
+    delivered (`bench.idle` makes its real spaces so too)."""
+    for name in NAMES:
         fields: Json = {"name": name, "payload": {"n": 1}}
         if name == "charge-invoice":
             fields["callback"] = {"url": "https://hooks.example.com/emit"}
-        create(rt.context, "rest", [NewJob.model_validate(fields)], batch=False)
+        create(rt.context, space, [NewJob.model_validate(fields)], batch=False)
         (job,) = claim(
-            rt.context, "rest", count=1, names=[name], wait_ms=0, lease_ms=None, show=render.claimed
+            rt.context, space, count=1, names=[name], wait_ms=0, lease_ms=None, show=render.claimed
         )
         done = {"id": job["id"], "attempt": job["attempt"], "complete": {"result": {}}}
-        report(rt.context, "rest", reports_in([done]))
+        report(rt.context, space, reports_in([done]))
     while records := stream.read():
         rt.stream.deliver([due for record in records if (due := rt.stream.record(record)) is not None])
     with warnings.catch_warnings():  # the sender's metrics are off here, and Powertools says so
         warnings.filterwarnings("ignore", "No application metrics to publish")
         Sender(rt.outbox).drain()
+
+
+NAMES = ("charge-invoice", "send-email", "resize-image")
+"""The names of a space at rest."""
 
 
 @contextlib.contextmanager
@@ -523,7 +528,7 @@ def measure_idle(s: Scheduled, *, ticks: int | None = None) -> IdleTicks:
         stream = StreamReader(rt, client=boto3.client("dynamodbstreams", region_name=REGION))
         runtime.install(rt)
         try:
-            _at_rest(rt, stream)
+            at_rest(rt, stream)
             tick_ms = int(s.event.get("tickMs", rt.config.clock_tick_ms))
             ticks = ticks or 10
             run = handler(s.module)
