@@ -126,6 +126,19 @@ ACCESS: Mapping[str, Access] = {
     # The settings (GetItem, UpdateItem), the space's listing for the clock (PutItem),
     # then the space as GET answers it (Query, GetItem).
     "update_space": Access(_set("GetItem", "Query", "UpdateItem", "PutItem")),
+    # Schedules (shared/jobs/schedules.py), each an item of its own. A page: the space's
+    # listing (Query), then its schedules (BatchGetItem).
+    "list_schedules": Access(_set("GetItem", "Query", "BatchGetItem")),
+    "get_schedule": Access(_set("GetItem")),
+    # The schedule (GetItem), listed when new and written on its version (PutItem), its
+    # next time filed in the timer book (PutItem, and the slot's mark: UpdateItem).
+    "put_schedule": Access(_set("GetItem", "PutItem", "UpdateItem")),
+    "update_schedule": Access(_set("GetItem", "PutItem", "UpdateItem")),
+    # The schedule on its version, then its listing entry (DeleteItem).
+    "delete_schedule": Access(_set("GetItem", "DeleteItem")),
+    # One job through the create path (its payload at most 16 KiB: never S3), then the
+    # schedule's last run on its version (PutItem).
+    "trigger_schedule": Access(_set("GetItem", "Query", "PutItem", "UpdateItem", "BatchWriteItem")),
     "create_token": Access(_set("GetItem", "PutItem"), tokens_only=True),
     "list_tokens": Access(_set("GetItem", "Query"), tokens_only=True),
     "revoke_token": Access(_set("GetItem", "DeleteItem"), tokens_only=True),

@@ -76,6 +76,13 @@ class Backoff(Answer):
     jitter: bool
 
 
+class Fired(Answer):
+    """The schedule that made a job, and the fire time it was made for."""
+
+    id: str
+    atMs: int
+
+
 class Progress(Answer):
     percent: Number
     message: str | None
@@ -161,6 +168,8 @@ class JobSummary(Answer):
     """The last error, unless completed."""
     retryOf: str | Omitted = omitted()
     """The failed job this one retries (`jobs:retry`)."""
+    schedule: Fired | Omitted = omitted()
+    """The schedule that made it, and for which fire time."""
 
 
 class Job(JobSummary):
@@ -493,3 +502,35 @@ class MintedToken(Answer):
 
 class TokenList(Answer):
     tokens: list[Token]
+
+
+class LastRun(Answer):
+    atMs: int
+    """The fire time it was made for (a trigger's: when it was triggered)."""
+    jobId: str
+
+
+class Schedule(Answer):
+    """A schedule: the job `job` made at each time `cron` names in `timezone`."""
+
+    id: str
+    space: str
+    cron: str
+    timezone: str
+    job: dict[str, Any]
+    """The job each fire makes, as set (a create body without key, delayMs, runAtMs, expiresAtMs)."""
+    paused: bool
+    overlap: Literal["ALLOW", "SKIP"]
+    createdAtMs: int
+    updatedAtMs: int
+    nextRunsAtMs: list[int]
+    """The next five fire times; none while paused."""
+    lastRun: LastRun | None
+    """The job it made last, and for which fire time; null: none yet."""
+
+
+class SchedulePage(Answer):
+    schedules: list[Schedule]
+    """By id."""
+    cursor: str | None
+    """For the next page; null on the last."""

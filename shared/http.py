@@ -134,6 +134,14 @@ def path_name(raw: str) -> str:
     return job_name(unquote(raw))
 
 
+def path_id(raw: str) -> str:
+    """A schedule's id from a path part, URL-decoded: spelled as a job name."""
+    value = unquote(raw)
+    if not _NAME.fullmatch(value):
+        raise InvalidArgument(f"id: {NAME_RULE}")
+    return value
+
+
 def job_name(name: str) -> str:
     """`name` if it is a job name (1-128 of A-Z a-z 0-9 . _ : -), whole: a path part or a query."""
     if not _NAME.fullmatch(name):
@@ -187,6 +195,11 @@ def query_int(app: APIGatewayHttpResolver, name: str, *, default: int, low: int,
 
 def query(app: APIGatewayHttpResolver, name: str) -> str | None:
     return app.current_event.get_query_string_value(name)
+
+
+def optional_body(app: APIGatewayHttpResolver) -> Any:
+    """The request's JSON (as `body`), or an empty object when it has none."""
+    return body(app) if app.current_event.decoded_body else {}
 
 
 def ok(payload: Any, status: int = 200) -> Response:

@@ -137,6 +137,14 @@ class Callback:
 
 
 @dataclass(frozen=True)
+class Fired:
+    """What made a job a schedule made: the schedule, and the fire time it was made for."""
+
+    schedule_id: str
+    at_ms: int
+
+
+@dataclass(frozen=True)
 class Retention:
     """How long finished jobs are kept, from the space's settings."""
 
@@ -182,6 +190,8 @@ class Job:
     result: Any = None
     retry_of: str | None = None
     """The failed job this one was made from by `jobs:retry` (`shared.jobs.retry`)."""
+    schedule: Fired | None = None
+    """The schedule that made it, for which fire time (`shared.jobs.schedules`)."""
     lapsed_attempt: int | None = None
     """The last attempt whose lease ended without a report (`expire`): that attempt's worker
     lost its hold, so its later reports are STALE, even while no other attempt holds the job."""

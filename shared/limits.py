@@ -38,6 +38,12 @@ MAX_JOB_DEFAULTS_PER_PATCH = 100
 """Job names whose defaults one PATCH of a space may change (each is a write or two)."""
 MAX_KEY_WINDOW_MS = DAY_MS
 MAX_LEASE_MS = 12 * HOUR_MS
+MAX_SCHEDULE_JOB_BYTES = 16 * KIB
+"""A schedule's job, as JSON: kept on the schedule's item, which every fire rewrites."""
+MAX_SCHEDULE_FIRES_PER_TICK = 60
+"""Fire times one schedule makes in a tick when it is behind (the clock was down): the
+rest are made at the next ticks, each once."""
+MAX_SCHEDULES_PER_PAGE = 100
 UNCAPPED = 10**15
 STALE_RESERVATION_MS = 15 * MINUTE_MS
 """Past any Lambda's run: a reservation of room this old belongs to a create that died."""

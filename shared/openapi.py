@@ -28,6 +28,9 @@ from shared.schema import (
     NewToken,
     PolicyPatch,
     Report,
+    ScheduleBody,
+    SchedulePatch,
+    ScheduleTrigger,
     SettingsPatch,
 )
 
@@ -98,6 +101,7 @@ class Operation:
     """A route without `{space}` that needs its scope in any one space, not on all of them."""
     media: tuple[str, ...] = ("application/json",)
     """The success answer's content types."""
+    body_required: bool = True
 
 
 CLIENT = (400, 401, 403)
@@ -272,6 +276,59 @@ OPERATIONS: dict[str, Operation] = {
         status=201,
     ),
     "list_tokens": Operation("List tokens, without secrets", "admin", answers.TokenList, (401, 403)),
+    "list_schedules": Operation(
+        "List a space's schedules, by id",
+        "read",
+        answers.SchedulePage,
+        CLIENT,
+        query=(
+            Query(
+                "limit",
+                {"type": "integer", "minimum": 1, "maximum": limits.MAX_SCHEDULES_PER_PAGE, "default": 50},
+                "Most schedules in the page.",
+            ),
+            CURSOR,
+        ),
+    ),
+    "get_schedule": Operation(
+        "Read a schedule, with its next fire times and its last run",
+        "read",
+        answers.Schedule,
+        (*CLIENT, 404),
+    ),
+    "put_schedule": Operation(
+        "Create or replace a schedule",
+        "admin",
+        answers.Schedule,
+        CLIENT,
+        body=ScheduleBody,
+        description="Each time `cron` names in `timezone` makes one job from `job`, exactly once, "
+        "even when the clock fires twice or late. A replaced schedule keeps its `createdAtMs` and "
+        "`lastRun`; a fire time just due is kept while `cron` and `timezone` stay the same.",
+    ),
+    "update_schedule": Operation(
+        "Change fields of a schedule: pause, resume, a new cron, timezone, job or overlap",
+        "admin",
+        answers.Schedule,
+        (*CLIENT, 404),
+        body=SchedulePatch,
+        description="Merges the fields sent (`job` is replaced whole). A resumed schedule fires "
+        "from its next time after now: the times passed while paused are not made up.",
+    ),
+    "delete_schedule": Operation(
+        "Delete a schedule (the jobs it made stay)", "admin", None, (*CLIENT, 404), status=204
+    ),
+    "trigger_schedule": Operation(
+        "Make one job of a schedule now",
+        "admin",
+        answers.Created,
+        (*CLIENT, 404, 429),
+        body=ScheduleTrigger,
+        body_required=False,
+        description="Whatever its times, `paused` and `overlap`; the job carries `schedule` with "
+        "`atMs` the time of the trigger, and becomes the schedule's `lastRun`. With `key`, a "
+        "trigger sent again answers the same job (DUPLICATE). A full space answers 429.",
+    ),
     "revoke_token": Operation("Revoke a token", "admin", None, (401, 403, 404), status=204),
     "get_openapi": Operation("This document", None, {"type": "object"}, ()),
     "get_dashboard": Operation(
@@ -359,7 +416,7 @@ def _path_parameters(route: Route) -> list[dict[str, Any]]:
         schema: dict[str, Any] = {"type": "string", "minLength": 1}
         if name == "space":
             schema = {"type": "string", "pattern": SPACE_PATTERN}
-        elif name == "name":
+        elif name == "name" or (name == "id" and "/schedules/" in route.path):
             schema = {"type": "string", "pattern": NAME_PATTERN}
         out.append({"name": name, "in": "path", "required": True, "schema": schema})
     return out
@@ -386,7 +443,7 @@ def _operation(route: Route) -> dict[str, Any]:
     if parameters:
         out["parameters"] = parameters
     if op.body is not None:
-        out["requestBody"] = {"required": True, "content": _content(op.body)}
+        out["requestBody"] = {"required": op.body_required, "content": _content(op.body)}
     out["responses"] = _answers(op, with_path_parameters="{" in route.path)
     if route.public:
         out["security"] = []

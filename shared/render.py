@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from shared import answers
 from shared.job import AT_MOST_ONCE, Job, JobStatus
 from shared.jobs.outcomes import Applied, Refused, Retried
+from shared.schedules import next_runs
 
 if TYPE_CHECKING:
     from shared.diagnostics import NameDiagnosis
     from shared.jobs.follow import Followed, MintedLink
     from shared.jobs.read import EventPage, Found, LinePage
     from shared.space_list import SpacePage
-    from shared.store.port import DeliveryState, Event, JobPage, Line
+    from shared.store.port import DeliveryState, Event, JobPage, Line, Schedule
 
 A = TypeVar("A", bound=answers.Answer)
 
@@ -71,6 +72,8 @@ def job(
         fields["error"] = j.error
     if j.retry_of is not None:
         fields["retryOf"] = j.retry_of
+    if j.schedule is not None:
+        fields["schedule"] = answers.Fired(id=j.schedule.schedule_id, atMs=j.schedule.at_ms)
     if not bodies:
         return answers.JobSummary(**fields).shown()
     fields["payload"] = j.payload
@@ -236,3 +239,28 @@ def diagnostics(names: list[NameDiagnosis]) -> dict[str, Any]:
         for n in names
     ]
     return answer(answers.Diagnostics, {"names": shown})
+
+
+def schedule(s: Schedule) -> dict[str, Any]:
+    """A schedule as its endpoints answer it, with its next fire times."""
+    last = answers.LastRun(atMs=s.last_run.at_ms, jobId=s.last_run.job_id) if s.last_run else None
+    return answer(
+        answers.Schedule,
+        {
+            "id": s.id,
+            "space": s.space,
+            "cron": s.cron,
+            "timezone": s.timezone,
+            "job": s.job,
+            "paused": s.paused,
+            "overlap": s.overlap,
+            "createdAtMs": s.created_at_ms,
+            "updatedAtMs": s.updated_at_ms,
+            "nextRunsAtMs": next_runs(s),
+            "lastRun": last,
+        },
+    )
+
+
+def schedules(found: list[Schedule], cursor: str | None) -> dict[str, Any]:
+    return answer(answers.SchedulePage, {"schedules": [schedule(s) for s in found], "cursor": cursor})

@@ -20,6 +20,14 @@ class Route:
     timeout_s: int = 10
     public: bool = False
     """Served without a token (the API's own description); every other route needs one."""
+    gateway_path: str | None = None
+    """The path API Gateway routes by, where the API's own has a part after a parameter in
+    one segment (`{id}:trigger`): a gateway's parameter is a whole segment, so its route
+    takes the segment whole and the function's own router matches the rest. None: `path`."""
+
+    @property
+    def routed_by(self) -> str:
+        return self.gateway_path or self.path
 
 
 # Sizing. 256 MB is the default: a request parses, makes a few DynamoDB calls and renders,
@@ -61,6 +69,21 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/v1/spaces", "list_spaces", memory_mb=512, timeout_s=29),
     Route("GET", "/v1/spaces/{space}", "get_space"),
     Route("PATCH", "/v1/spaces/{space}", "update_space"),
+    # Schedules: each in a partition of its own, listed in its space's listing. A write reads
+    # the schedule, files its next time in the timer book and writes it on its version; a
+    # trigger makes one job through the create path.
+    Route("GET", "/v1/spaces/{space}/schedules", "list_schedules"),
+    Route("GET", "/v1/spaces/{space}/schedules/{id}", "get_schedule"),
+    Route("PUT", "/v1/spaces/{space}/schedules/{id}", "put_schedule"),
+    Route("PATCH", "/v1/spaces/{space}/schedules/{id}", "update_schedule"),
+    Route("DELETE", "/v1/spaces/{space}/schedules/{id}", "delete_schedule"),
+    Route(
+        "POST",
+        "/v1/spaces/{space}/schedules/{id}:trigger",
+        "trigger_schedule",
+        memory_mb=512,
+        gateway_path="/v1/spaces/{space}/schedules/{id}",
+    ),
     Route("POST", "/v1/tokens", "create_token"),
     Route("GET", "/v1/tokens", "list_tokens"),
     Route("DELETE", "/v1/tokens/{id}", "revoke_token"),

@@ -25,6 +25,7 @@ from shared.diagnostics import Diagnostics
 from shared.ids import IdGenerator
 from shared.jobs.context import Context, QueueConfig
 from shared.jobs.notify import Notifier
+from shared.jobs.schedules import fire_due
 from shared.outbox import LocalOutbox, SqsOutbox
 from shared.policy import Policies
 from shared.spaces import SpaceSettings
@@ -38,6 +39,7 @@ from shared.store.jobs import JobStore
 from shared.store.journal import Journal
 from shared.store.leases import LeaseBook
 from shared.store.listeners import ListenerStore
+from shared.store.schedules import ScheduleStore
 from shared.store.secrets import ServiceSecrets
 from shared.store.spaces import SpaceStore
 from shared.store.spread import SpreadStore
@@ -145,6 +147,7 @@ class Runtime:
             config=self.queue_config,
             spreader=Spreader(SpreadStore(self.db), self.timers),
             timers=self.timers,
+            schedules=ScheduleStore(self.db),
             ids=IdGenerator(),
         )
         """What the use cases (`shared.jobs`) work with; handlers pass it to them."""
@@ -194,6 +197,7 @@ class Runtime:
                 every_ms=self.config.unclaimed_every_ms,
             ),
             wake=self.wake,
+            schedules=lambda space, schedule_id, now: fire_due(self.context, space, schedule_id, now),
         )
         self.policies.on_write = lambda space, name, policy, seen_by_ms: self.wake.policy_written(
             space, name, paused=policy.paused, seen_by_ms=seen_by_ms

@@ -120,12 +120,12 @@ class CallbackSpec(Body):
         return headers
 
 
-class NewJob(Body):
+class JobTemplate(Body):
+    """A job as a schedule makes it (`Schedule.job`): a create body without the fields that
+    fix one job's own identity or time (`key`, `delayMs`, `runAtMs`, `expiresAtMs`)."""
+
     name: JobName
     payload: JsonValue = None
-    key: Annotated[str, Field(min_length=1, max_length=256)] | None = None
-    delayMs: Annotated[int, Field(ge=0, le=limits.MAX_DELAY_MS)] | None = None
-    runAtMs: Ms | None = None
     maxAttempts: Annotated[int, Field(ge=1, le=1_000)] | None = None
     timeoutMs: Annotated[int, Field(ge=1_000, le=43_200_000)] | None = None
     backoffMs: Annotated[int, Field(ge=0, le=limits.DAY_MS)] | None = None
@@ -138,10 +138,16 @@ class NewJob(Body):
     guarantee: Literal["AT_LEAST_ONCE", "AT_MOST_ONCE"] | None = None
     """AT_LEAST_ONCE (the default): a lease that ends retries the job. AT_MOST_ONCE: never
     handed out again once an attempt may have started; a lease that ends stalls it."""
-    expiresAtMs: Ms | None = None
-    """The job's deadline: not finished by then, it is cancelled (at most a year ahead)."""
     expiresInMs: Annotated[int, Field(ge=1, le=limits.MAX_DELAY_MS)] | None = None
     """The deadline as a time from the create."""
+
+
+class NewJob(JobTemplate):
+    key: Annotated[str, Field(min_length=1, max_length=256)] | None = None
+    delayMs: Annotated[int, Field(ge=0, le=limits.MAX_DELAY_MS)] | None = None
+    runAtMs: Ms | None = None
+    expiresAtMs: Ms | None = None
+    """The job's deadline: not finished by then, it is cancelled (at most a year ahead)."""
 
     @model_validator(mode="after")
     def _one_start_time(self) -> NewJob:
@@ -276,6 +282,53 @@ class PolicyPatch(Body):
 
 
 Guarantee = Literal["AT_LEAST_ONCE", "AT_MOST_ONCE"]
+
+ScheduleId = Annotated[str, Field(pattern=NAME_PATTERN)]
+Overlap = Literal["ALLOW", "SKIP"]
+
+
+class ScheduleBody(Body):
+    """A schedule, whole (PUT): the job `job` made at each time `cron` names in `timezone`."""
+
+    cron: Annotated[str, Field(min_length=1, max_length=256)]
+    """Five fields (minute hour day-of-month month day-of-week) with `*`, lists, ranges,
+    steps and names (`MON`, `JAN`); or `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`."""
+    timezone: Annotated[str, Field(min_length=1, max_length=64)] = "UTC"
+    """An IANA timezone: the cron's times are its local times."""
+    job: JobTemplate
+    paused: bool = False
+    """Paused, it makes no jobs; fire times passed meanwhile are not made up."""
+    overlap: Overlap = "ALLOW"
+    """SKIP: no new job while the last one this schedule made is unfinished."""
+
+
+class SchedulePatch(Body):
+    """Fields of a schedule to change (PATCH): a field left out keeps its value; `job` is
+    replaced whole."""
+
+    cron: Annotated[str, Field(min_length=1, max_length=256)] = Field(
+        default="", json_schema_extra=_without_default
+    )
+    timezone: Annotated[str, Field(min_length=1, max_length=64)] = Field(
+        default="UTC", json_schema_extra=_without_default
+    )
+    job: JobTemplate | None = Field(default=None, json_schema_extra=_without_default)
+    paused: bool = Field(default=False, json_schema_extra=_without_default)
+    overlap: Overlap = Field(default="ALLOW", json_schema_extra=_without_default)
+
+    @field_validator("job", mode="before")
+    @classmethod
+    def _no_null_job(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("must be a job (left out, it keeps its value)")
+        return value
+
+
+class ScheduleTrigger(Body):
+    """A job made now (`:trigger`). `key`: the job's idempotency key, so a trigger sent
+    again makes no second job."""
+
+    key: Annotated[str, Field(min_length=1, max_length=256)] | None = None
 
 
 class JobDefaults(Body):

@@ -1,7 +1,7 @@
 """What the clock does, every tick: what is due in its three books. The deadline book
 (cancel jobs past their deadlines), the lease book (expire leases) and the timer book
 (`shared.timers`: fail jobs nobody claimed, hand callbacks over, narrow names, give back
-room, hint workers).
+room, hint workers, make schedules' jobs).
 
 A tick reads the books' maps of the slots begun by then (one query, `shared.store.books`)
 and only the partitions they name: with nothing due, that one call, whatever the number
@@ -22,6 +22,7 @@ from shared.callbacks import HOLD_MS, Due, Outbox
 from shared.clock import Clock
 from shared.job import Job, JobStatus
 from shared.jobs.deadlines import cancel_expired
+from shared.jobs.schedules import Fires
 from shared.machine import expire
 from shared.policy import Policies
 from shared.spaces import SpaceSettings
@@ -31,6 +32,7 @@ from shared.store.port import (
     HEAL,
     HINT,
     NARROW,
+    SCHEDULE,
     UNCLAIMED,
     BookPort,
     Bucket,
@@ -63,6 +65,8 @@ class TickReport:
     callbacks: dict[str, int] = field(default_factory=dict)
     timers: int = 0
     """Timers handled (`shared.timers`)."""
+    scheduled: int = 0
+    """Jobs schedules made (`shared.jobs.schedules`)."""
 
     def add(self, part: TickReport) -> None:
         self.expired += part.expired
@@ -70,6 +74,7 @@ class TickReport:
         self.past_deadline += part.past_deadline
         self.unclaimed += part.unclaimed
         self.timers += part.timers
+        self.scheduled += part.scheduled
         for state, n in part.callbacks.items():
             self.callbacks[state] = self.callbacks.get(state, 0) + n
 
@@ -90,6 +95,7 @@ class Sweeper:
         timers: Timers,
         never_claimed: NeverClaimed,
         wake: Wake | None = None,
+        schedules: Callable[[str, str, int], Fires] | None = None,
         rand: Callable[[], float] = random.random,
     ) -> None:
         self.clock = clock
@@ -105,6 +111,8 @@ class Sweeper:
         self.never_claimed = never_claimed
         self.wake = wake
         """Hints for delays and backoffs that end past the stream's horizon (`shared.wake`)."""
+        self.schedules = schedules
+        """Makes a schedule's jobs due by then (`shared.jobs.schedules.fire_due`)."""
         self.rand = rand
         self.out_of_time: Callable[[], bool] = lambda: False
         """The current tick's: whether its invocation must stop (`tick`)."""
@@ -307,6 +315,9 @@ class Sweeper:
             self.spaces.heal(space, now)
         elif timer.kind == HINT and self.wake is not None:
             self.wake.hint(space, name)
+        elif timer.kind == SCHEDULE and self.schedules is not None:
+            fires = self.schedules(space, timer.subject, now)
+            report.scheduled += fires.made
         return []
 
     def _callback(self, space: str, job_id: str, now: int, report: TickReport) -> Timer | None:

@@ -17,6 +17,9 @@ What is filed, by whom, and what the clock does then (`shared.sweeper`), by kind
   and hands a due one to the sender (filing a check should the sender die).
 - `HINT` (a name): filed by the stream for a delay or backoff ending past what
   `shared.wake` puts off itself. The clock hints the name's listening workers.
+- `SCHEDULE` (a schedule id): filed by an edit of a schedule at its next fire time, and by
+  a fire at the one after, before the write that sets it. The clock makes the jobs due
+  (`shared.jobs.schedules`).
 
 A process files one timer of a kind, space and subject per period (`once`): a name with
 jobs arriving all day costs one filing a period, not one a job. Every handler finds its
@@ -30,9 +33,9 @@ import threading
 from collections import OrderedDict
 
 from shared.clock import Clock
-from shared.store.port import CALLBACK, HEAL, HINT, NARROW, UNCLAIMED, BookPort, Timer
+from shared.store.port import CALLBACK, HEAL, HINT, NARROW, SCHEDULE, UNCLAIMED, BookPort, Timer
 
-KINDS = frozenset({UNCLAIMED, NARROW, HEAL, CALLBACK, HINT})
+KINDS = frozenset({UNCLAIMED, NARROW, HEAL, CALLBACK, HINT, SCHEDULE})
 
 MEMO = 65_536
 """Filings a process remembers (`once`); forgetting one only files it again."""

@@ -87,7 +87,7 @@ class Api(Construct):
                 description=f"{route.method} {route.path}",
             )
             (added,) = self.http_api.add_routes(
-                path=route.path,
+                path=route.routed_by,
                 methods=[apigwv2.HttpMethod[route.method]],
                 integration=integrations.HttpLambdaIntegration(
                     route.function,

@@ -19,7 +19,14 @@ from shared.ids import IdGenerator
 from shared.policy import Policies
 from shared.spaces import SpaceSettings
 from shared.spread import Spreader
-from shared.store.port import DeliveryStorePort, JobStorePort, JournalPort, SecretsPort, SpaceStorePort
+from shared.store.port import (
+    DeliveryStorePort,
+    JobStorePort,
+    JournalPort,
+    ScheduleStorePort,
+    SecretsPort,
+    SpaceStorePort,
+)
 from shared.targets import TargetPolicy
 from shared.timers import Timers
 
@@ -63,6 +70,8 @@ class Context:
     """Counts new jobs by name and widens a busy name's shards."""
     timers: Timers
     """Files timed work for the clock (`shared.timers`): the room of a create that dies."""
+    schedules: ScheduleStorePort
+    """Schedules (`shared.jobs.schedules`): what they make, and when next."""
     ids: IdGenerator = field(default_factory=IdGenerator)
     rand: Callable[[], float] = random.random
     """Jitter for retries' backoff."""

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from shared import defaults, limits
 from shared.errors import InvalidArgument, ResourceExhausted
+from shared.job import Fired
 from shared.jobs.context import Context
 from shared.jobs.records import new_record
 from shared.policy import SpacePolicies
@@ -37,6 +38,7 @@ def create(
     retry_of: Sequence[RetryOf] | None = None,
     field: str = "jobs",
     once: str | None = None,
+    fired: Fired | None = None,
 ) -> list[Inserted]:
     """Create jobs, all or none: every job is checked before anything is written.
 
@@ -49,7 +51,8 @@ def create(
     With `once` (one request: a notification, `shared.jobs.notify`), the job gets that id and
     is written unless a job has it (then: DUPLICATE, that id), and it is counted under
     the space's `maxInFlight` but never refused by it: a notice turned away would be
-    lost, or would hold up every record behind it."""
+    lost, or would hold up every record behind it. A schedule's job (`fired`: the
+    schedule and fire time that make it, `shared.jobs.schedules`) is made the same way."""
     now = ctx.clock.now_ms()
     settings = ctx.settings.get(space)
     cap = settings.max_in_flight
@@ -79,6 +82,7 @@ def create(
         retry_of=retry_of,
         once=once,
         defaulted=defaulted,
+        fired=fired,
     )
     records, reservation = _reserve(
         ctx, space, records, outcomes, settings=settings, now=now, refuse=once is None
@@ -150,6 +154,7 @@ def _new_records(
     retry_of: Sequence[RetryOf] | None,
     once: str | None,
     defaulted: Sequence[frozenset[str]],
+    fired: Fired | None = None,
 ) -> Placed:
     """Each request checked and resolved into what is written (by its place in the
     request); a key sent twice in one request is answered with its first job, in
@@ -170,6 +175,7 @@ def _new_records(
             retry_of=retry_of[i] if retry_of is not None else None,
             job_id=once,
             defaulted=defaulted[i],
+            fired=fired,
         )
         if request.key is not None and request.key in first_with_key:
             outcomes[i] = Inserted(first_with_key[request.key], False)

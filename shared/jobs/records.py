@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from shared import limits
 from shared.errors import InvalidArgument
-from shared.job import AT_LEAST_ONCE, Backoff, Callback, Job, JobStatus, place
+from shared.job import AT_LEAST_ONCE, Backoff, Callback, Fired, Job, JobStatus, place
 from shared.jobs.context import Context
 from shared.schema import NewJob, dump_json
 from shared.settings import Settings
@@ -30,6 +30,7 @@ def new_record(
     retry_of: RetryOf | None = None,
     job_id: str | None = None,
     defaulted: frozenset[str] = frozenset(),
+    fired: Fired | None = None,
 ) -> NewRecord:
     """A request checked and resolved into what is written. `job_id`: the id it must
     have (a notice's, `shared.jobs.notify`), written only if no job has it (`NewRecord.once`)."""
@@ -71,6 +72,7 @@ def new_record(
         expires_at_ms=expires_at,
         callback=Callback(request.callback.url, request.callback.headers) if request.callback else None,
         retry_of=retry_of.job_id if retry_of is not None else None,
+        schedule=fired,
     )
     assert job.ready_at_ms is not None
     where = place(ready_at_ms=job.ready_at_ms, now_ms=now, priority=job.priority, aging_ms=aging_ms)

@@ -6,7 +6,7 @@ import math
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from shared.job import AT_LEAST_ONCE, Backoff, Callback, Job, JobStatus, Place, Progress
+from shared.job import AT_LEAST_ONCE, Backoff, Callback, Fired, Job, JobStatus, Place, Progress
 from shared.machine import Guard, Hold, Transition
 from shared.store import keys
 from shared.store.dynamo import Item
@@ -107,6 +107,8 @@ def job_item(
         item["callback"] = {"url": job.callback.url, "headers": job.callback.headers}
     if job.retry_of is not None:
         item["retryOf"] = job.retry_of
+    if job.schedule is not None:
+        item["schedule"] = {"id": job.schedule.schedule_id, "atMs": job.schedule.at_ms}
     return item
 
 
@@ -117,6 +119,7 @@ def job_from_item(
     progress = item.get("progress")
     callback = item.get("callback")
     ttl = item.get("ttl")
+    fired = item.get("schedule")
     return Job(
         id=item["sk"],
         space=space,
@@ -146,6 +149,7 @@ def job_from_item(
         payload=payload,
         result=result,
         retry_of=item.get("retryOf"),
+        schedule=Fired(fired["id"], int(fired["atMs"])) if fired else None,
         lapsed_attempt=item.get(LAPSED),
         holds=frozenset(item.get(HOLDS) or ()),
     )

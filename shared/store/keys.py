@@ -227,6 +227,18 @@ def space_entry(space_name: str) -> dict[str, str]:
     return {"pk": SPACES, "sk": space_name}
 
 
+def schedule(space_name: str, schedule_id: str) -> dict[str, str]:
+    """A schedule (`shared.store.schedules`): a partition of its own, so fires of many
+    schedules of one space never share a key."""
+    return {"pk": f"SC#{space_name}#{schedule_id}", "sk": "-"}
+
+
+def schedules(space_name: str) -> str:
+    """The listing of a space's schedules, by id: written when one is made or deleted,
+    never when it fires."""
+    return f"SCHEDULES#{space_name}"
+
+
 def delivery(space_name: str, job_id: str) -> dict[str, str]:
     return {"pk": f"C#{space_name}#{job_id}", "sk": "-"}
 

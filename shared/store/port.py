@@ -46,10 +46,11 @@ from shared.store.journal import Event, Line
 from shared.store.leases import LeaseEntry
 from shared.store.listeners import Connection, ConnectionGone
 from shared.store.policies import Policy, Rate, SpacePolicies
+from shared.store.schedules import LastRun, Overlap, Schedule, ScheduleConflict
 from shared.store.settings import Destination, Kind, Settings
 from shared.store.spaces import SpaceState
 from shared.store.spread import Spread
-from shared.store.timers import CALLBACK, HEAL, HINT, NARROW, UNCLAIMED, Timer
+from shared.store.timers import CALLBACK, HEAL, HINT, NARROW, SCHEDULE, UNCLAIMED, Timer
 from shared.store.tokens import TokenRecord
 
 
@@ -415,6 +416,7 @@ __all__ = [
     "HEAL",
     "HINT",
     "NARROW",
+    "SCHEDULE",
     "UNCLAIMED",
     "Attempt",
     "BookPort",
@@ -437,12 +439,14 @@ __all__ = [
     "JournalPort",
     "KeyHolder",
     "Kind",
+    "LastRun",
     "LeaseEntry",
     "Line",
     "ListenerStorePort",
     "Look",
     "NameClaim",
     "NewRecord",
+    "Overlap",
     "Owner",
     "Packed",
     "Policy",
@@ -450,6 +454,9 @@ __all__ = [
     "ReportExtras",
     "Reservation",
     "RetryOf",
+    "Schedule",
+    "ScheduleConflict",
+    "ScheduleStorePort",
     "SecretsPort",
     "Settings",
     "Snapshot",
@@ -495,11 +502,37 @@ class ListenerStorePort(Protocol):
         ...
 
 
+class ScheduleStorePort(Protocol):
+    """Schedules (`shared.store.schedules`), as `shared.jobs.schedules` asks."""
+
+    def get(self, space: str, schedule_id: str) -> Schedule | None:
+        """The schedule as stored now (a strong read), None: there is none."""
+        ...
+
+    def write(self, schedule: Schedule, *, read: Schedule | None) -> Schedule:
+        """Store `schedule` if the stored one is still `read` (None: none is); the schedule
+        as written (its version bumped). Raises ScheduleConflict."""
+        ...
+
+    def enlist(self, space: str, schedule_id: str) -> None:
+        """List the schedule in its space: before it is first written."""
+        ...
+
+    def delete(self, space: str, read: Schedule) -> None:
+        """Delete the schedule if it is still `read`. Raises ScheduleConflict."""
+        ...
+
+    def page(self, space: str, after: str | None, limit: int) -> tuple[list[Schedule], str | None]:
+        """Up to `limit` schedules by id after `after`, and the id to go on after (None: no more)."""
+        ...
+
+
 if TYPE_CHECKING:
     from shared.store.deliveries import DeliveryStore
     from shared.store.jobs import JobStore
     from shared.store.journal import Journal
     from shared.store.listeners import ListenerStore
+    from shared.store.schedules import ScheduleStore
     from shared.store.secrets import ServiceSecrets
     from shared.store.spaces import SpaceStore
     from shared.store.spread import SpreadStore
@@ -514,3 +547,4 @@ if TYPE_CHECKING:
     _listeners_speak: type[ListenerStorePort] = ListenerStore
     _secrets_speak: type[SecretsPort] = ServiceSecrets
     _spread_speaks: type[SpreadStorePort] = SpreadStore
+    _schedules_speak: type[ScheduleStorePort] = ScheduleStore

@@ -27,6 +27,8 @@ CALLBACK: Final = "C"
 """Check a job's callback delivery: record it if the stream never did, hand it over if due."""
 HINT: Final = "W"
 """Hint a name's listening workers that a delay or a backoff has ended (`shared.wake`)."""
+SCHEDULE: Final = "S"
+"""Make a schedule's job for its fire time, and file it again at the next (`shared.jobs.schedules`)."""
 
 
 @dataclass(frozen=True)

@@ -411,6 +411,20 @@ def test_each_access_entry_is_exactly_what_its_endpoint_calls(api: Api, calls: C
     _ok(api.get(f"{space}/names/fresh/policy"))
     _ok(api.post(f"{space}/names/other/policy:reset"))
     _ok(api.get(f"{space}/diagnostics"))
+    # Schedules: made, replaced, read, listed, paused, triggered (a job through the create
+    # path), deleted.
+    nightly = f"{space}/schedules/nightly"
+    _ok(api.request("PUT", nightly, {"cron": "@daily", "job": {"name": "n", "payload": {"n": 1}}}))
+    _ok(api.request("PUT", nightly, {"cron": "@hourly", "job": {"name": "n", "payload": "x" * 600}}))
+    _ok(api.get(nightly))
+    _ok(api.get(f"{space}/schedules"))
+    _ok(api.patch(nightly, {"cron": "0 0 1 1 *"}))  # filed in a slot of its own: its mark too
+    _ok(api.patch(nightly, {"paused": True}))
+    _ok(api.post(f"{nightly}:trigger"))
+    _ok(api.delete(nightly), 204)
+    # In a space with a cap, a trigger's job takes room on the count (UpdateItem).
+    _ok(api.request("PUT", f"{capped}/schedules/s", {"cron": "@daily", "job": {"name": "n"}}))
+    _ok(api.post(f"{capped}/schedules/s:trigger"))
     _ok(api.get("/v1/openapi.json", token=None))
 
     for route in ROUTES:
@@ -474,6 +488,10 @@ def test_the_stream_and_clock_entries_are_exactly_what_they_call(
             )
         )["jobs"]
     )
+    # A schedule that fires at the first tick, and one that skips while its job is unfinished.
+    _ok(api.request("PUT", f"{space}/schedules/often", {"cron": "* * * * *", "job": {"name": "often"}}))
+    skip = {"cron": "* * * * *", "job": {"name": "often"}, "overlap": "SKIP"}
+    _ok(api.request("PUT", f"{space}/schedules/skip", skip))
     _ok(
         api.post(
             f"{space}/jobs:claim", {"count": 4, "names": ["done", "renewed", "silent"], "leaseMs": 5_000}

@@ -39,10 +39,10 @@ def emit(synthesized: Synthesized) -> Json:
 
 def test_every_route_invokes_its_own_function(emit: Json) -> None:
     targets = route_targets(emit)
-    assert sorted(targets) == sorted(f"{r.method} {r.path}" for r in ROUTES)
+    assert sorted(targets) == sorted(f"{r.method} {r.routed_by}" for r in ROUTES)
     functions = emit["Resources"]
     for route in ROUTES:
-        function = functions[targets[f"{route.method} {route.path}"]]
+        function = functions[targets[f"{route.method} {route.routed_by}"]]
         assert module_of(function) == route.function
         assert function["Properties"]["MemorySize"] == route.memory_mb
         assert function["Properties"]["Timeout"] == route.timeout_s
@@ -51,8 +51,14 @@ def test_every_route_invokes_its_own_function(emit: Json) -> None:
 
 @pytest.mark.parametrize("route", ROUTES, ids=lambda r: f"{r.method} {r.path}")
 def test_route_paths_are_legal_http_api_routes(route: Route) -> None:
-    parts = route.path.split("/")[1:] if route.path != "/" else []  # `/` alone: the root route
+    """A gateway's parameter is a whole segment: a route whose API path goes on after one
+    (`{id}:trigger`) is routed by the segment whole, and no other route of its method takes it."""
+    path = route.routed_by
+    parts = path.split("/")[1:] if path != "/" else []  # `/` alone: the root route
     assert all(HTTP_API_PATH_PART.match(part) for part in parts), parts
+    if route.gateway_path is not None:
+        assert route.path.startswith(route.gateway_path) and route.path != route.gateway_path
+        assert [r for r in ROUTES if (r.method, r.routed_by) == (route.method, path)] == [route]
 
 
 def test_integrations_outlast_every_function(template: Template, emit: Json) -> None:
