@@ -142,6 +142,9 @@ def _edit(
         )
         if read is None:
             ctx.schedules.enlist(space, schedule_id)
+        # As a create would: the space and its job's name exist (GET space, diagnostics, a
+        # claim without names) from the schedule on, not from its first fire.
+        ctx.spaces.register_names(space, {body.job.name}, now)
         if next_at is not None and (read is None or next_at != read.next_at_ms):
             ctx.timers.file(space, [Timer(SCHEDULE, schedule_id, next_at)])
         try:

@@ -55,6 +55,8 @@ def test_a_schedule_answers_its_definition_next_runs_and_last_run(api: Api) -> N
         "lastRun": None,
     }
     assert api.get(f"{SCHEDULES}/every-quarter").body == shown
+    # The space exists from the schedule on (its job's name listed), as after a create.
+    assert api.get(SPACE).status == 200
     assert api.get(SCHEDULES).body == {"schedules": [shown], "cursor": None}
 
 
