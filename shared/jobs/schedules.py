@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -33,10 +34,12 @@ from shared.job import Fired
 from shared.jobs.context import Context
 from shared.jobs.create import create
 from shared.schedules import CronError
-from shared.schema import JobTemplate, NewJob, ScheduleBody, SchedulePatch, dump_json
+from shared.schema import NAME_PATTERN, JobTemplate, NewJob, ScheduleBody, SchedulePatch, dump_json
 from shared.store.port import SCHEDULE, Inserted, LastRun, Schedule, ScheduleConflict, Timer
 
 logger = logging.getLogger(__name__)
+
+_ID = re.compile(NAME_PATTERN)
 
 WRITE_ATTEMPTS = 8
 """Reads and writes an edit tries while other writes of the schedule get in first."""
@@ -73,6 +76,9 @@ def get(ctx: Context, space: str, schedule_id: str) -> Schedule:
 
 
 def page(ctx: Context, space: str, *, cursor: str | None, limit: int) -> tuple[list[Schedule], str | None]:
+    """A page of the space's schedules by id, after `cursor` (the last id a page showed)."""
+    if cursor is not None and not _ID.fullmatch(cursor):
+        raise InvalidArgument("cursor: is not a cursor this API gave")
     return ctx.schedules.page(space, cursor, limit)
 
 

@@ -212,6 +212,9 @@ def test_schedules_list_a_page_at_a_time(api: Api) -> None:
     rest = api.get(SCHEDULES, query={"limit": 10, "cursor": first["cursor"]}).body
     assert [s["id"] for s in rest["schedules"]] == ["s2", "s3", "s4"]
     assert rest["cursor"] is None
+    for bad in ("", "no spaces", "x" * 200):
+        refused = api.get(SCHEDULES, query={"cursor": bad})
+        assert (refused.status, refused.body["message"]) == (400, "cursor: is not a cursor this API gave")
 
 
 @pytest.mark.parametrize(
