@@ -4,13 +4,18 @@ the contract lists, with a worker (the SDK) running a job while the page follows
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
+import httpx
+import pytest
 from emit import Emit
 from emit.names import Rate
 
 from tests.browser.conftest import require_browser, shot, sign_in
 from tests.dev import DevServer
+from tests.support import PATIENCE_S
 
 require_browser()
 
@@ -222,6 +227,171 @@ def test_settings_show_and_change_notifications_and_show_defaults_per_name(
     expect(page.locator("#notifications [name='onSettled.name']")).to_have_value("audit")
     expect(page.locator("#notifications input[value=CANCELLED]")).to_be_checked()
     expect(page.locator("#notifications input[value=FAILED]")).not_to_be_checked()
+
+
+YEARLY = "0 3 1 1 *"
+"""A cron that fires at 03:00 UTC on New Year's Day only: no fire comes while a test runs (but
+then), so a schedule's last run is the trigger the test made, and its next runs stay put."""
+
+
+@pytest.fixture
+def rest(dev: DevServer, space: str) -> Iterator[httpx.Client]:
+    """The space's schedules over HTTP (the SDK has no schedules yet)."""
+    headers = {"authorization": f"Bearer {dev.token}"}
+    with httpx.Client(
+        base_url=f"{dev.url}/v1/spaces/{space}/schedules", headers=headers, timeout=PATIENCE_S
+    ) as http:
+        yield http
+
+
+def _put_schedule(rest: httpx.Client, schedule_id: str, **fields: Any) -> dict[str, Any]:
+    body = {"cron": YEARLY, "timezone": "UTC", "job": {"name": "report"}} | fields
+    answer = rest.put(f"/{quote(schedule_id, safe='')}", json=body)
+    assert answer.status_code in (200, 201), answer.text
+    return dict(answer.json())
+
+
+def _schedule(rest: httpx.Client, schedule_id: str) -> httpx.Response:
+    return rest.get(f"/{quote(schedule_id, safe='')}")
+
+
+def _shown(page: Any, ms: int) -> str:
+    return str(page.evaluate("ms => new Date(ms).toISOString().replace('T', ' ').slice(0, 19)", ms))
+
+
+def test_schedules_show_their_next_runs_and_last_run(
+    page: Any, dev: DevServer, client: Emit, space: str, rest: httpx.Client
+) -> None:
+    _put_schedule(rest, "daily:report", overlap="SKIP", job={"name": "report", "payload": {"n": 1}})
+    _put_schedule(
+        rest,
+        "paris-cleanup",
+        cron="30 4 1 7 *",
+        timezone="Europe/Paris",
+        job={"name": "cleanup"},
+        paused=True,
+    )
+    triggered = rest.post(f"/{quote('daily:report', safe='')}:trigger")
+    assert triggered.status_code in (200, 201), triggered.text
+    daily = _schedule(rest, "daily:report").json()
+    assert daily["lastRun"]["jobId"] == triggered.json()["id"]
+
+    sign_in(page, dev)
+    page.goto(_job_url(dev, space) + "/schedules")
+    expect(page.locator("nav.tabs a[aria-current=page]")).to_have_text("Schedules")
+    expect(page.locator("#schedules tbody tr")).to_have_count(2)
+    first = page.locator("#schedules tr[data-id='daily:report']")
+    expect(first).to_contain_text(f"{YEARLY} UTC")
+    expect(first.locator("td").nth(2)).to_have_text("report")
+    expect(first.locator("td").nth(3)).to_have_text("SKIP")
+    expect(first.locator("td").nth(4)).to_have_text("active")
+    expect(first.locator("ul.runs li")).to_have_text([_shown(page, ms) for ms in daily["nextRunsAtMs"]])
+    assert len(daily["nextRunsAtMs"]) == 5
+    expect(first.locator("a.last-run")).to_have_text(_shown(page, daily["lastRun"]["atMs"]))
+    paused = page.locator("#schedules tr[data-id=paris-cleanup]")
+    expect(paused).to_contain_text("30 4 1 7 * Europe/Paris")
+    expect(paused.locator("td").nth(2)).to_have_text("cleanup")
+    expect(paused.locator("td").nth(3)).to_have_text("ALLOW")
+    expect(paused.locator(".badge.paused")).to_have_text("PAUSED")
+    expect(paused.locator("td").nth(5)).to_have_text("none while paused")
+    expect(paused.locator("td").nth(6)).to_have_text("—")
+    expect(paused.locator("button.pause")).to_have_text("Resume")
+    shot(page, "schedules")
+
+    first.locator("a.last-run").click()
+    expect(page.locator("h2 code")).to_have_text(daily["lastRun"]["jobId"])
+    expect(page.locator("#job-schedule")).to_have_text("daily:report")
+    expect(page.locator("#job-payload")).to_contain_text('"n": 1')
+    page.click("#job-schedule")
+    expect(page.locator("#schedules tbody tr")).to_have_count(2)
+
+
+def test_pause_resume_trigger_and_delete_a_schedule_from_the_page(
+    page: Any, dev: DevServer, client: Emit, space: str, rest: httpx.Client
+) -> None:
+    _put_schedule(rest, "nightly:report")
+    _put_schedule(rest, "other")
+    sign_in(page, dev)
+    page.goto(_job_url(dev, space) + "/schedules")
+    row = page.locator("#schedules tr[data-id='nightly:report']")
+    expect(row.locator("ul.runs li")).to_have_count(5)
+    expect(row.locator("td").nth(6)).to_have_text("—")
+
+    row.locator("button.pause").click()
+    expect(row.locator("button.pause")).to_have_text("Resume")
+    expect(row.locator(".badge.paused")).to_have_text("PAUSED")
+    expect(row.locator("td").nth(5)).to_have_text("none while paused")
+    stopped = _schedule(rest, "nightly:report").json()
+    assert (stopped["paused"], stopped["nextRunsAtMs"]) == (True, [])
+    row.locator("button.pause").click()
+    expect(row.locator("button.pause")).to_have_text("Pause")
+    expect(row.locator("ul.runs li")).to_have_count(5)
+    running = _schedule(rest, "nightly:report").json()
+    assert running["paused"] is False and len(running["nextRunsAtMs"]) == 5
+
+    row.locator("button.trigger").click()
+    made = page.locator("#triggered a")
+    expect(made).to_have_text(re.compile(r"\S"))
+    job_id = made.inner_text()
+    expect(page.locator("#triggered")).to_contain_text(f"nightly:report made job {job_id}")
+    expect(row.locator("a.last-run")).to_have_attribute("title", f"job {job_id}")
+    assert _schedule(rest, "nightly:report").json()["lastRun"]["jobId"] == job_id
+    assert client.jobs.get(job_id).name == "report"
+
+    row.locator("button.delete").click()
+    expect(row.locator("button.delete")).to_have_text("Really delete?")
+    assert _schedule(rest, "nightly:report").status_code == 200, "deleted only once confirmed"
+    row.locator("button.delete").click()
+    expect(row).to_have_count(0)
+    expect(page.locator("#schedules tbody tr")).to_have_count(1)
+    assert _schedule(rest, "nightly:report").status_code == 404
+    assert _schedule(rest, "other").status_code == 200
+
+    made.click()
+    expect(page.locator("h2 code")).to_have_text(job_id)
+    expect(page.locator("#job-status")).to_have_text("PENDING")
+
+
+def test_schedules_a_page_at_a_time(page: Any, dev: DevServer, space: str, rest: httpx.Client) -> None:
+    ids = [f"s{n:02}" for n in range(27)]
+    for schedule_id in ids:
+        _put_schedule(rest, schedule_id)
+    sign_in(page, dev)
+    page.goto(_job_url(dev, space) + "/schedules")
+    rows = page.locator("#schedules tbody tr")
+    expect(rows).to_have_count(25)
+    expect(rows.first).to_have_attribute("data-id", "s00")
+    page.click("button:text-is('Next →')")
+    expect(rows).to_have_count(2)
+    expect(rows.first).to_have_attribute("data-id", "s25")
+    expect(page.locator("button:text-is('Next →')")).to_be_disabled()
+    rows.first.locator("button.pause").click()
+    expect(rows.first.locator("button.pause")).to_have_text("Resume")
+    expect(rows).to_have_count(2)  # the page shown is loaded again, not the first
+    page.click("button:text-is('← Previous')")
+    expect(rows).to_have_count(25)
+    expect(page.locator("button:text-is('← Previous')")).to_be_disabled()
+
+
+def test_a_read_token_sees_schedules_and_is_shown_the_refusal_of_a_change(
+    page: Any, dev: DevServer, client: Emit, space: str, rest: httpx.Client
+) -> None:
+    _put_schedule(rest, "report")
+    reader = client.tokens.create(["read"], spaces=[space]).secret
+    sign_in(page, dev, reader)
+    page.goto(_job_url(dev, space) + "/schedules")
+    row = page.locator("#schedules tr[data-id=report]")
+    expect(row.locator("ul.runs li")).to_have_count(5)
+    row.locator("button.delete").click()  # the first click only asks to confirm
+    for button, method in (("pause", "PATCH"), ("trigger", "POST"), ("delete", "DELETE")):
+        with page.expect_response(lambda r, m=method: r.request.method == m) as refused:
+            row.locator(f"button.{button}").click()
+        assert refused.value.status == 403
+        message = refused.value.json()["message"]
+        expect(page.locator("[role=alert]")).to_have_text(f"403: {message}")
+    shown = _schedule(rest, "report").json()
+    assert (shown["paused"], shown["lastRun"]) == (False, None)
+    assert page.locator("#triggered *").count() == 0
 
 
 def test_mint_list_and_revoke_a_token(page: Any, dev: DevServer, client: Emit, space: str) -> None:
