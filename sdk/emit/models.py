@@ -28,10 +28,9 @@ BackoffKind = Literal["exponential", "linear", "constant"]
 
 
 def utc(ms: int) -> datetime:
-    """Unix milliseconds as a timezone-aware UTC datetime, exact to the millisecond (a float
-    of seconds would round some times a microsecond off)."""
-    seconds, millis = divmod(ms, 1000)
-    return datetime.fromtimestamp(seconds, UTC).replace(microsecond=millis * 1000)
+    """Unix milliseconds as a timezone-aware UTC datetime: aware, so that comparing it with
+    a local time or putting it in another zone cannot silently read it as local."""
+    return datetime.fromtimestamp(ms / 1000, UTC)
 
 
 @dataclass(frozen=True)
