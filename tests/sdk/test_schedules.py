@@ -1,7 +1,8 @@
 """`client.schedules` and `emit schedules ...` against the session's `emit dev`.
 
-Every schedule here fires at noon or later on a named day, never within a test's run, so
-the only jobs a test sees are the ones it triggers.
+A schedule that could fire while a test looks at its jobs or its last run is put at an
+hour twelve hours away (`away`), or paused, so the only jobs a test sees are those it
+triggers, whatever the time of day it runs at.
 """
 
 from __future__ import annotations
@@ -64,6 +65,12 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def away(timezone: str = "UTC") -> int:
+    """The hour of the day twelve hours from now in `timezone`: no fire time of a schedule
+    at that hour comes while a test runs."""
+    return (datetime.now(ZoneInfo(timezone)).hour + 12) % 24
+
+
 # -- the SDK ------------------------------------------------------------------
 
 
@@ -83,9 +90,11 @@ def test_put_answers_the_schedule_with_its_times_as_utc_datetimes(client: Emit, 
         expires_in_ms=60_000,
     )
     before = now_ms()
-    made = client.schedules.put("noon", cron="0 12 * * *", timezone="Europe/Paris", job=template)
+    hour = away("Europe/Paris")
+    made = client.schedules.put("daily", cron=f"0 {hour} * * *", timezone="Europe/Paris", job=template)
 
-    assert (made.id, made.space, made.cron, made.timezone) == ("noon", space, "0 12 * * *", "Europe/Paris")
+    assert (made.id, made.space, made.cron) == ("daily", space, f"0 {hour} * * *")
+    assert made.timezone == "Europe/Paris"
     assert (made.paused, made.overlap, made.last_run) == (False, "allow", None)
     assert made.job == template
     assert made.raw["job"] == {
@@ -100,20 +109,21 @@ def test_put_answers_the_schedule_with_its_times_as_utc_datetimes(client: Emit, 
     assert made.next_runs_at_ms == tuple(made.raw["nextRunsAtMs"]) and len(made.next_runs) == 5
     for at, ms in zip(made.next_runs, made.next_runs_at_ms, strict=True):
         assert at.tzinfo is UTC and round(at.timestamp() * 1000) == ms
-        assert at.astimezone(PARIS).time() == clock_time(12, 0)  # noon where the schedule lives
+        assert at.astimezone(PARIS).time() == clock_time(hour, 0)  # the hour where the schedule lives
     days = [at.astimezone(PARIS).date() for at in made.next_runs]
     assert all(b - a == timedelta(days=1) for a, b in pairwise(days))
     assert made.next_runs[0].timestamp() * 1000 > before
     assert made.created_at == made.updated_at == utc(made.raw["createdAtMs"])
     assert before <= made.created_at_ms <= now_ms()
 
-    assert client.schedules.get("noon") == made
+    assert client.schedules.get("daily") == made
 
 
 def test_put_takes_a_mapping_and_replaces_the_schedule_whole(client: Emit) -> None:
-    first = client.schedules.put("weekly", cron="0 9 * * MON", job={"name": "digest", "payload": 1})
+    hour = away()
+    first = client.schedules.put("weekly", cron=f"0 {hour} * * MON", job={"name": "digest", "payload": 1})
     assert first.timezone == "UTC" and first.job == JobTemplate("digest", 1)
-    assert all(at.weekday() == 0 and at.hour == 9 for at in first.next_runs)
+    assert all(at.weekday() == 0 and at.hour == hour for at in first.next_runs)
 
     again = client.schedules.put(
         "weekly", cron="30 18 * * FRI", job=JobTemplate("summary"), paused=True, overlap="skip"
@@ -132,7 +142,7 @@ def test_list_pages_through_every_schedule_by_id(sent: tuple[Emit, Sent]) -> Non
     client, recorder = sent
     assert list(client.schedules.list()) == []
     for sid in ("c", "a", "b"):
-        client.schedules.put(sid, cron="0 12 1 1 *", job=JobTemplate(f"job-{sid}"))
+        client.schedules.put(sid, cron=f"0 {away()} 1 1 *", job=JobTemplate(f"job-{sid}"))
     recorder.requests.clear()
 
     listed = list(client.schedules.list(page_size=2))
@@ -149,29 +159,27 @@ def test_list_pages_through_every_schedule_by_id(sent: tuple[Emit, Sent]) -> Non
 
 def test_update_sends_only_the_fields_given(sent: tuple[Emit, Sent]) -> None:
     client, recorder = sent
-    made = client.schedules.put("noon", cron="0 12 * * *", job=JobTemplate("report", {"n": 1}))
+    hour = away()  # in New York too, hours from now
+    made = client.schedules.put("noon", cron=f"0 {hour} * * *", job=JobTemplate("report", {"n": 1}))
     recorder.requests.clear()
 
     moved = client.schedules.update("noon", timezone="America/New_York")
-    assert recorder.requests[-1][0] == "PATCH" and recorder.requests[-1][3] == {
-        "timezone": "America/New_York"
-    }
+    method, _, _, body = recorder.requests[-1]
+    assert (method, body) == ("PATCH", {"timezone": "America/New_York"})
     assert (moved.cron, moved.job, moved.overlap) == (made.cron, made.job, made.overlap)
     new_york = ZoneInfo("America/New_York")
-    assert all(at.astimezone(new_york).time() == clock_time(12, 0) for at in moved.next_runs)
+    assert all(at.astimezone(new_york).time() == clock_time(hour, 0) for at in moved.next_runs)
 
-    swapped = client.schedules.update("noon", job={"name": "other"}, overlap="skip", cron="0 6 * * *")
+    cron = f"30 {hour} * * *"
+    swapped = client.schedules.update("noon", job={"name": "other"}, overlap="skip", cron=cron)
     assert recorder.requests[-1][3] == {
         "job": {"name": "other", "payload": None},
         "overlap": "SKIP",
-        "cron": "0 6 * * *",
+        "cron": cron,
     }
-    assert (swapped.job, swapped.overlap, swapped.timezone) == (
-        JobTemplate("other"),
-        "skip",
-        "America/New_York",
-    )
-    assert all(at.astimezone(new_york).hour == 6 for at in swapped.next_runs)
+    assert (swapped.job, swapped.overlap) == (JobTemplate("other"), "skip")
+    assert swapped.timezone == "America/New_York" and swapped.created_at_ms == made.created_at_ms
+    assert all(at.astimezone(new_york).time() == clock_time(hour, 30) for at in swapped.next_runs)
 
     recorder.requests.clear()
     with pytest.raises(TypeError, match="not a schedule field: name"):
@@ -185,14 +193,15 @@ def test_pause_clears_the_next_runs_and_resume_brings_them_back(client: Emit) ->
     assert paused.paused and paused.next_runs == []
     assert client.schedules.get("hourly").paused
 
+    before = now_ms()
     resumed = client.schedules.resume("hourly")
     assert not resumed.paused and len(resumed.next_runs) == 5
     assert all(at.minute == 0 and at.second == 0 for at in resumed.next_runs)
-    assert resumed.next_runs_at_ms[0] > now_ms() - 1000
+    assert before < resumed.next_runs_at_ms[0] <= before + 3_600_000  # from now: nothing made up
 
 
 def test_trigger_makes_a_job_of_the_schedule_once_per_key(client: Emit) -> None:
-    client.schedules.put("noon", cron="0 12 * * *", job=JobTemplate("report", {"n": 1}, priority=7))
+    client.schedules.put("noon", cron=f"0 {away()} * * *", job=JobTemplate("report", {"n": 1}, priority=7))
     before = now_ms()
     first = client.schedules.trigger("noon", key="run-1")
     after = now_ms()
@@ -220,7 +229,7 @@ def test_a_paused_schedule_can_still_be_triggered(client: Emit) -> None:
 def test_a_trigger_with_a_key_is_sent_again_after_a_lost_answer(dev: DevServer, space: str) -> None:
     lost = Flaky({("POST", ":trigger"): 1}, after=True)
     with Emit(dev.url, dev.token, space, http_transport=lost) as client:
-        client.schedules.put("noon", cron="0 12 * * *", job=JobTemplate("report"))
+        client.schedules.put("noon", cron=f"0 {away()} * * *", job=JobTemplate("report"))
         made = client.schedules.trigger("noon", key="k")
         assert lost.failed == [f"POST /v1/spaces/{space}/schedules/noon:trigger"]
         assert made.outcome == "duplicate"  # the lost first try made it
@@ -230,7 +239,7 @@ def test_a_trigger_with_a_key_is_sent_again_after_a_lost_answer(dev: DevServer, 
 def test_a_trigger_without_a_key_is_not_sent_again(dev: DevServer, space: str) -> None:
     lost = Flaky({("POST", ":trigger"): 1}, after=True)
     with Emit(dev.url, dev.token, space, http_transport=lost) as client:
-        client.schedules.put("noon", cron="0 12 * * *", job=JobTemplate("report"))
+        client.schedules.put("noon", cron=f"0 {away()} * * *", job=JobTemplate("report"))
         with pytest.raises(Unavailable) as raised:
             client.schedules.trigger("noon")
         assert raised.value.outcome_unknown
@@ -240,7 +249,7 @@ def test_a_trigger_without_a_key_is_not_sent_again(dev: DevServer, space: str) -
 def test_a_trigger_into_a_full_space_raises_resource_exhausted(dev: DevServer, space: str) -> None:
     with Emit(dev.url, dev.token, space, room_wait=0) as client:
         client.spaces.update(max_in_flight=1)
-        client.schedules.put("noon", cron="0 12 * * *", job=JobTemplate("report"))
+        client.schedules.put("noon", cron=f"0 {away()} * * *", job=JobTemplate("report"))
         assert client.schedules.trigger("noon").new
         with pytest.raises(ResourceExhausted):
             client.schedules.trigger("noon")
@@ -248,7 +257,7 @@ def test_a_trigger_into_a_full_space_raises_resource_exhausted(dev: DevServer, s
 
 
 def test_delete_removes_the_schedule_and_keeps_its_jobs(client: Emit) -> None:
-    client.schedules.put("noon", cron="0 12 * * *", job=JobTemplate("report"))
+    client.schedules.put("noon", cron=f"0 {away()} * * *", job=JobTemplate("report"))
     made = client.schedules.trigger("noon")
     assert client.schedules.delete("noon") is None
     with pytest.raises(NotFound):
@@ -345,8 +354,9 @@ def shown(ms: int) -> str:
 def test_emit_schedules_put_get_and_list_show_the_next_runs_and_the_last(
     emit_cmd: Callable[..., Ran],
 ) -> None:
+    hour = away("Europe/Paris")
     put = emit_cmd(
-        "schedules", "put", "noon", "--cron", "0 12 * * *", "--timezone", "Europe/Paris",
+        "schedules", "put", "noon", "--cron", f"0 {hour} * * *", "--timezone", "Europe/Paris",
         "--name", "report", "--payload", '{"team": "ops"}',
     )  # fmt: skip
     assert put.returncode == 0, put.stderr
@@ -368,7 +378,7 @@ def test_emit_schedules_put_get_and_list_show_the_next_runs_and_the_last(
 
     got = emit_cmd("schedules", "get", "noon").stdout.splitlines()
     assert f"last run:   {shown(at_ms)} {job_id}" in got
-    assert "cron:       0 12 * * * (Europe/Paris)" in got
+    assert f"cron:       0 {hour} * * * (Europe/Paris)" in got
     assert 'job:        report {"payload": {"team": "ops"}}' in got
 
     emit_cmd("schedules", "put", "later", "--cron", "0 12 1 1 *", "--name", "yearly", "--paused")
@@ -378,7 +388,7 @@ def test_emit_schedules_put_get_and_list_show_the_next_runs_and_the_last(
         "later", "0", "12", "1", "1", "*", "UTC", "yearly", "paused", "-", "-",
     ]  # fmt: skip
     assert listed[2].split() == [
-        "noon", "0", "12", "*", "*", "*", "Europe/Paris", "report", "active",
+        "noon", "0", str(hour), "*", "*", "*", "Europe/Paris", "report", "active",
         *shown(raw["nextRunsAtMs"][0]).split(), *shown(at_ms).split(), job_id,
     ]  # fmt: skip
     assert [s["id"] for s in json.loads(emit_cmd("schedules", "list", "--json").stdout)] == ["later", "noon"]
@@ -401,21 +411,23 @@ def test_emit_schedules_put_takes_the_apis_job_json(emit_cmd: Callable[..., Ran]
 
 
 def test_emit_schedules_update_pause_and_resume(emit_cmd: Callable[..., Ran]) -> None:
+    hour = away("Asia/Tokyo")
     emit_cmd(
-        "schedules", "put", "noon", "--cron", "0 12 * * *", "--timezone", "Asia/Tokyo",
+        "schedules", "put", "noon", "--cron", f"0 {hour} * * *", "--timezone", "Asia/Tokyo",
         "--name", "report", "--payload", "1", "--overlap", "skip",
     )  # fmt: skip
-    updated = json.loads(emit_cmd("schedules", "update", "noon", "--cron", "0 6 * * *", "--json").stdout)
+    cron = f"30 {hour} * * *"
+    updated = json.loads(emit_cmd("schedules", "update", "noon", "--cron", cron, "--json").stdout)
     assert (updated["cron"], updated["job"], updated["timezone"], updated["overlap"]) == (
-        "0 6 * * *",
+        cron,
         {"name": "report", "payload": 1},
         "Asia/Tokyo",
         "SKIP",
     )
     tokyo = ZoneInfo("Asia/Tokyo")
-    assert all(utc(ms).astimezone(tokyo).hour == 6 for ms in updated["nextRunsAtMs"])
+    assert all(utc(ms).astimezone(tokyo).time() == clock_time(hour, 30) for ms in updated["nextRunsAtMs"])
     replaced = json.loads(emit_cmd("schedules", "update", "noon", "--name", "other", "--json").stdout)
-    assert (replaced["job"], replaced["cron"]) == ({"name": "other", "payload": None}, "0 6 * * *")
+    assert (replaced["job"], replaced["cron"]) == ({"name": "other", "payload": None}, cron)
 
     paused = emit_cmd("schedules", "pause", "noon").stdout.splitlines()
     assert "state:      paused" in paused and "next runs:  -" in paused
