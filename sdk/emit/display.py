@@ -124,7 +124,7 @@ def schedule_rows(schedules: Sequence[Schedule]) -> list[tuple[str, ...]]:
 
 
 def schedule_details(schedule: Schedule, out: TextIO) -> None:
-    job = {k: v for k, v in schedule.raw["job"].items() if k != "name"}
+    job = {k: v for k, v in (schedule.raw.get("job") or schedule.job.to_api()).items() if k != "name"}
     rows: list[tuple[str, str]] = [
         ("id", schedule.id),
         ("cron", f"{schedule.cron} ({schedule.timezone})"),
