@@ -35,6 +35,7 @@ from emit.models import (
     Claimed,
     Created,
     Event,
+    Fired,
     FollowLink,
     Guarantee,
     Job,
@@ -52,6 +53,7 @@ from emit.models import (
     WaitingOn,
 )
 from emit.names import NameDiagnostics, Policy, Rate
+from emit.schedules import JobTemplate, LastRun, Overlap, Schedule
 from emit.signature import sign, verify_signature
 from emit.spaces import JobDefaults
 from emit.transport import VERSION as __version__
@@ -66,6 +68,7 @@ __all__ = [
     "Emit",
     "EmitError",
     "Event",
+    "Fired",
     "FollowLink",
     "Guarantee",
     "HeldJob",
@@ -74,6 +77,8 @@ __all__ = [
     "Job",
     "JobDefaults",
     "JobStatus",
+    "JobTemplate",
+    "LastRun",
     "Line",
     "LogLevel",
     "MintedToken",
@@ -81,6 +86,7 @@ __all__ = [
     "NewJob",
     "NotFound",
     "Outcome",
+    "Overlap",
     "PermissionDenied",
     "Policy",
     "Progress",
@@ -90,6 +96,7 @@ __all__ = [
     "ResourceExhausted",
     "Retried",
     "RetryAfter",
+    "Schedule",
     "Scope",
     "SystemClock",
     "Token",

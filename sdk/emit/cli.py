@@ -1,10 +1,10 @@
-"""The `emit` command: `emit jobs ...`, `emit names ...` and `emit tokens ...` on the SDK,
-and `emit dev`.
+"""The `emit` command: `emit jobs ...`, `emit names ...`, `emit schedules ...`, `emit spaces
+list` and `emit tokens ...` on the SDK, and `emit dev`.
 
 `emit dev` runs the service locally; it needs the service's own project environment
 (`make dev` sets it up), since the SDK alone carries no server.
 
-Every command takes `--url`, `--token` (and for jobs `--space`), defaulting to
+Every command takes `--url`, `--token` (and for jobs, names and schedules `--space`), defaulting to
 `EMIT_URL`, `EMIT_TOKEN` and `EMIT_SPACE`, and `--json` to print the API's JSON for
 scripts. Exit status: 0 done, 1 emit refused or could not be reached, 2 a usage error;
 `emit jobs follow` exits 3 when the job failed and 4 when it was cancelled.
@@ -26,12 +26,15 @@ from emit.display import (
     job_details,
     job_rows,
     policy_details,
+    schedule_details,
+    schedule_rows,
     table,
     token_rows,
 )
 from emit.errors import EmitError
 from emit.models import Callback, Job, Line
 from emit.names import Policy, Rate
+from emit.schedules import JobTemplate, Schedule
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -236,6 +239,93 @@ def _rate_argument(text: str) -> Rate | None:
         raise argparse.ArgumentTypeError(f"{text!r} is not TOKENS/INTERVAL_MS or none") from None
 
 
+def _show_schedule(args: argparse.Namespace, schedule: Schedule) -> int:
+    _print(args, schedule.raw, lambda: schedule_details(schedule, sys.stdout))
+    return 0
+
+
+def _job_template(args: argparse.Namespace) -> JobTemplate | None:
+    """`--job` (the API's JSON), or `--name` with an optional `--payload`; None: neither."""
+    if args.job is not None:
+        if args.name is not None or args.payload is not None:
+            raise ValueError("--job: give it alone, or --name (and --payload) instead")
+        job = _json_argument("job", args.job)
+        if not isinstance(job, dict) or "name" not in job:
+            raise ValueError('--job: a JSON object with a "name" (the API\'s job template)')
+        return JobTemplate.from_api(job)
+    if args.name is not None:
+        return JobTemplate(args.name, _json_argument("payload", args.payload))
+    if args.payload is not None:
+        raise ValueError("--payload: give --name too (the job is replaced whole)")
+    return None
+
+
+def schedules_put(args: argparse.Namespace) -> int:
+    job = _job_template(args)
+    if job is None:
+        raise ValueError("schedules put: give --job, or --name (and --payload)")
+    with _client(args) as client:
+        schedule = client.schedules.put(
+            args.id,
+            cron=args.cron,
+            job=job,
+            timezone=args.timezone,
+            paused=args.paused,
+            overlap=args.overlap,
+        )
+    return _show_schedule(args, schedule)
+
+
+def schedules_update(args: argparse.Namespace) -> int:
+    fields: dict[str, Any] = {f: getattr(args, f) for f in ("cron", "timezone", "overlap")}
+    fields = {f: v for f, v in fields.items() if v is not None}
+    job = _job_template(args)
+    if job is not None:
+        fields["job"] = job
+    if not fields:
+        raise ValueError(
+            "schedules update: give at least one field to change (see emit schedules update --help)"
+        )
+    with _client(args) as client:
+        return _show_schedule(args, client.schedules.update(args.id, **fields))
+
+
+def schedules_get(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        return _show_schedule(args, client.schedules.get(args.id))
+
+
+def schedules_pause(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        return _show_schedule(args, client.schedules.pause(args.id))
+
+
+def schedules_resume(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        return _show_schedule(args, client.schedules.resume(args.id))
+
+
+def schedules_list(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        found = list(client.schedules.list(limit=args.limit))
+    _print(args, [s.raw for s in found], lambda: table(schedule_rows(found), sys.stdout))
+    return 0
+
+
+def schedules_trigger(args: argparse.Namespace) -> int:
+    with _client(args, room_wait=args.room_wait) as client:
+        created = client.schedules.trigger(args.id, key=args.key)
+    _print(args, created.raw, lambda: print(f"{created.id} {created.outcome}"))
+    return 0
+
+
+def schedules_delete(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        client.schedules.delete(args.id)
+    _print(args, {"id": args.id, "deleted": True}, lambda: print(f"deleted {args.id}"))
+    return 0
+
+
 def spaces_list(args: argparse.Namespace) -> int:
     with _client(args, in_space=False) as client:
         spaces = list(client.spaces.list(limit=args.limit))
@@ -326,7 +416,7 @@ def _parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="emit", description="The emit job queue.", epilog=_EXIT_CODES)
     commands = parser.add_subparsers(
-        title="commands", required=True, metavar="{jobs,names,spaces,tokens,dev}"
+        title="commands", required=True, metavar="{jobs,names,schedules,spaces,tokens,dev}"
     )
     commands.add_parser("dev", help="run the whole service locally (emit dev --help)")
 
@@ -376,6 +466,7 @@ def _parser() -> argparse.ArgumentParser:
     follow.add_argument("--interval", type=float, default=0.5, metavar="SECONDS", help="how often to look")
 
     _names_parser(commands, in_space)
+    _schedules_parser(commands, in_space)
 
     _spaces_and_tokens_parsers(commands, connection)
     return parser
@@ -427,6 +518,53 @@ def _names_parser(commands: Any, in_space: argparse.ArgumentParser) -> None:
         help="how long a wait is worth one step of priority; none: strict priority",
     )
     _leaf(names, "diagnostics", names_diagnostics, in_space, "each name's pending work and why it waits")
+
+
+def _schedules_parser(commands: Any, in_space: argparse.ArgumentParser) -> None:
+    """`emit schedules ...`: cron schedules that make a job at each fire time."""
+    schedules = commands.add_parser(
+        "schedules", help="cron schedules: a job at each fire time"
+    ).add_subparsers(title="commands", required=True)
+    listing = _leaf(schedules, "list", schedules_list, in_space, "list schedules by id, with their next run")
+    listing.add_argument("--limit", type=int, help="at most this many (default: all)")
+    get = _leaf(
+        schedules, "get", schedules_get, in_space, "show a schedule, its next fire times and last run"
+    )
+    get.add_argument("id")
+    put = _leaf(schedules, "put", schedules_put, in_space, "create a schedule, or replace it whole")
+    update = _leaf(schedules, "update", schedules_update, in_space, "change only the fields given")
+    for leaf, whole in ((put, True), (update, False)):
+        leaf.add_argument("id")
+        leaf.add_argument(
+            "--cron", required=whole, help="five fields (min hour day month weekday), or @daily"
+        )
+        leaf.add_argument(
+            "--timezone", default="UTC" if whole else None, help="IANA: the cron's times are its local times"
+        )
+        leaf.add_argument("--job", help='the job to make, as the API\'s JSON ({"name": ...}), or - for stdin')
+        leaf.add_argument("--name", help="the job's name (instead of --job)")
+        leaf.add_argument("--payload", help="the job's payload as JSON, with --name")
+        leaf.add_argument(
+            "--overlap",
+            type=str.lower,
+            choices=["allow", "skip"],
+            default="allow" if whole else None,
+            help="skip: no new job while the last one is unfinished",
+        )
+    put.add_argument("--paused", action="store_true", help="make it paused (no jobs until resumed)")
+    for verb, command, text in (
+        ("pause", schedules_pause, "make no jobs until resumed (missed times are not made up)"),
+        ("resume", schedules_resume, "make jobs again, from the first fire time after now"),
+    ):
+        _leaf(schedules, verb, command, in_space, text).add_argument("id")
+    trigger = _leaf(schedules, "trigger", schedules_trigger, in_space, "make one job of a schedule now")
+    trigger.add_argument("id")
+    trigger.add_argument("--key", help="the job's idempotency key: a repeat answers the same job")
+    trigger.add_argument(
+        "--room-wait", type=float, default=60.0, metavar="SECONDS", help="wait this long for room (429)"
+    )
+    delete = _leaf(schedules, "delete", schedules_delete, in_space, "delete a schedule (its jobs stay)")
+    delete.add_argument("id")
 
 
 def _leaf(

@@ -12,6 +12,7 @@ import httpx
 from emit.clock import SYSTEM, Clock
 from emit.jobs import Jobs
 from emit.names import NameDiagnostics, Names
+from emit.schedules import Schedules
 from emit.spaces import Spaces
 from emit.tokens import Tokens
 from emit.transport import Backoff, Transport
@@ -67,6 +68,7 @@ class Emit:
     def _bind(self) -> None:
         self.jobs = Jobs(self._transport, self.space)
         self.names = Names(self._transport, self.space)
+        self.schedules = Schedules(self._transport, self.space)
         self.spaces = Spaces(self._transport, self.space)
         self.tokens = Tokens(self._transport)
 

@@ -1,4 +1,4 @@
-"""How the `emit` command shows jobs, lines and tokens to a person (`--json` is for scripts).
+"""How the `emit` command shows jobs, lines, schedules and tokens to a person (`--json` is for scripts).
 
 `FollowView` draws a job's progress bar in place on a terminal, with its log lines
 scrolling above it; when the output is not a terminal (a pipe, a CI log) it writes a
@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from emit.models import Job, Line, Token
 from emit.names import NameDiagnostics, Policy, Rate
+from emit.schedules import Schedule
 
 BAR_WIDTH = 24
 _CLEAR = "\r\x1b[2K"
@@ -52,6 +53,8 @@ def job_details(job: Job, out: TextIO) -> None:
     ]
     if job.retry_of is not None:
         rows.append(("retry of", job.retry_of))
+    if job.schedule is not None:
+        rows.append(("schedule", f"{job.schedule.id} (fire time {when(job.schedule.at_ms)})"))
     if job.finished_at_ms is not None:
         rows.append(("finished", when(job.finished_at_ms)))
     if job.status == "pending" and job.ready_at_ms is not None:
@@ -95,6 +98,46 @@ def token_rows(tokens: Sequence[Token]) -> list[tuple[str, ...]]:
         for t in tokens
     ]
     return [header, *rows]
+
+
+def _last_run(schedule: Schedule) -> str:
+    run = schedule.last_run
+    return f"{when(run.at_ms)} {run.job_id}" if run else "-"
+
+
+def schedule_rows(schedules: Sequence[Schedule]) -> list[tuple[str, ...]]:
+    """One row each: the next fire time only (`schedules get` shows the next five)."""
+    header = ("ID", "CRON", "TIMEZONE", "JOB", "STATE", "NEXT RUN", "LAST RUN")
+    rows = [
+        (
+            s.id,
+            s.cron,
+            s.timezone,
+            s.job.name,
+            "paused" if s.paused else "active",
+            when(s.next_runs_at_ms[0]) if s.next_runs_at_ms else "-",
+            _last_run(s),
+        )
+        for s in schedules
+    ]
+    return [header, *rows]
+
+
+def schedule_details(schedule: Schedule, out: TextIO) -> None:
+    job = {k: v for k, v in (schedule.raw.get("job") or schedule.job.to_api()).items() if k != "name"}
+    rows: list[tuple[str, str]] = [
+        ("id", schedule.id),
+        ("cron", f"{schedule.cron} ({schedule.timezone})"),
+        ("state", "paused" if schedule.paused else "active"),
+        ("overlap", schedule.overlap),
+        ("job", f"{schedule.job.name} {compact(job)}"),
+        ("created", when(schedule.created_at_ms)),
+        ("updated", when(schedule.updated_at_ms)),
+        ("last run", _last_run(schedule)),
+    ]
+    times = schedule.next_runs_at_ms
+    rows += [("next runs" if i == 0 else "", when(ms)) for i, ms in enumerate(times)] or [("next runs", "-")]
+    table([(f"{label}:" if label else "", value) for label, value in rows], out)
 
 
 class FollowView:

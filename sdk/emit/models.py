@@ -2,7 +2,9 @@
 
 Python names and lower-case enumerations, as the contract asks of SDKs (`"completed"`,
 `"duplicate"`, `"already_finished"`); times stay in Unix milliseconds under their API
-names (`created_at_ms`), so the API reference reads across. Every answer keeps `raw`,
+names (`created_at_ms`), so the API reference reads across. Models added since schedules
+also offer each time as a timezone-aware UTC `datetime` (`Fired.at`, via `utc`), for
+the fire times a person reads against a calendar. Every answer keeps `raw`,
 the JSON exactly as the API sent it: `emit ... --json` prints it, and it holds fields
 this version of the SDK does not know yet.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
 JobStatus = Literal["pending", "running", "completed", "failed", "cancelled", "stalled"]
@@ -22,6 +25,12 @@ LogLevel = Literal["trace", "debug", "info", "warn", "error", "fatal"]
 LOG_LEVELS: tuple[str, ...] = ("trace", "debug", "info", "warn", "error", "fatal")
 Scope = Literal["create", "read", "work", "admin"]
 BackoffKind = Literal["exponential", "linear", "constant"]
+
+
+def utc(ms: int) -> datetime:
+    """Unix milliseconds as a timezone-aware UTC datetime: aware, so that comparing it with
+    a local time or putting it in another zone cannot silently read it as local."""
+    return datetime.fromtimestamp(ms / 1000, UTC)
 
 
 @dataclass(frozen=True)
@@ -141,6 +150,23 @@ class WaitingOn:
 
 
 @dataclass(frozen=True)
+class Fired:
+    """The schedule that made a job, and the fire time it was made for (a trigger's: when
+    it was triggered)."""
+
+    id: str
+    at_ms: int
+
+    @property
+    def at(self) -> datetime:
+        return utc(self.at_ms)
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> Fired:
+        return cls(data["id"], data["atMs"])
+
+
+@dataclass(frozen=True)
 class Job:
     """A job as `get` and `list` read it (`list` leaves out payload and result)."""
 
@@ -179,6 +205,8 @@ class Job:
     """Pending (`get` only): why it is not running yet."""
     retry_of: str | None = None
     """The failed job this one retries (`jobs.retry`)."""
+    schedule: Fired | None = None
+    """The schedule that made it (`emit.schedules`), and for which fire time."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -223,6 +251,7 @@ class Job:
             expires_at_ms=data.get("expiresAtMs"),
             waiting_on=WaitingOn.from_api(data["waitingOn"]) if data.get("waitingOn") else None,
             retry_of=data.get("retryOf"),
+            schedule=Fired.from_api(data["schedule"]) if data.get("schedule") else None,
             raw=dict(data),
         )
 

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 import pytest
-from emit import models, names
+from emit import models, names, schedules
 
 from shared import openapi
 
@@ -29,11 +29,15 @@ PAIRS = [  # SDK model, the document's schema (several for a union), and SDK fie
     (names.Rate, ["Rate"], {}),
     (models.Token, ["Token"], {}),
     (models.FollowLink, ["FollowLink"], {}),
+    (models.Fired, ["Fired"], {}),
+    (schedules.Schedule, ["Schedule"], {}),
+    (schedules.LastRun, ["LastRun"], {}),
     # Requests the SDK sends.
     (models.NewJob, ["NewJob"], {}),
     (models.Backoff, ["BackoffSpec"], {}),
     (models.Callback, ["CallbackSpec"], {}),
     (names.Rate, ["RateSpec"], {}),
+    (schedules.JobTemplate, ["JobTemplate"], {}),
 ]
 
 
