@@ -125,3 +125,21 @@ def test_the_flow_control_example_pauses_reads_and_resets_a_name(dev: DevServer)
     assert "send-receipt 1 1 ('paused',)" in ran.stdout
     with emit.Emit(dev.url, dev.token, "billing") as client:
         assert client.names.policy("send-receipt").overridden == ()
+
+
+def test_the_schedules_example_makes_pauses_and_triggers_a_schedule(dev: DevServer) -> None:
+    ran = subprocess.run(
+        [sys.executable, "-c", example("schedules")],
+        cwd=ROOT,
+        env=os.environ | {"EMIT_URL": dev.url, "EMIT_TOKEN": dev.token},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    first, made = ran.stdout.splitlines()
+    assert first.endswith(("T07:00:00+00:00", "T08:00:00+00:00")), first
+    assert made == "morning-report True"
+    with emit.Emit(dev.url, dev.token, "billing") as client:
+        assert client.schedules.get("morning-report").paused
