@@ -16,6 +16,7 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 from shared.callbacks import Due
 from shared.observability import logger, metrics, tracer
 from shared.runtime import runtime
+from shared.store.port import Counted
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 
@@ -27,12 +28,27 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     stream = runtime().stream
     runtime().wake.new_batch()  # issue 19: what wake learns of listeners holds for this batch only
     due: list[Due] = []
+    counted: dict[str, Counted] = {}
 
     def apply(record: DynamoDBRecord) -> None:
         found = stream.record(record.raw_event)
         if found is not None:
             due.append(found)
+        counted[_sequence(record.raw_event)] = stream.counted(record.raw_event)
 
     answer = process_partial_response(event=event, record_handler=apply, processor=processor, context=context)
     stream.deliver(due)
+    # The records before the first that failed: Lambda sends the batch again from there.
+    failed = {f["itemIdentifier"] for f in answer.get("batchItemFailures", [])}
+    done: list[Counted] = []
+    for record in event["Records"]:
+        sequence = _sequence(record)
+        if sequence in failed or sequence not in counted:
+            break
+        done.append(counted[sequence])
+    stream.count(done)
     return dict(answer)
+
+
+def _sequence(record: dict[str, Any]) -> str:
+    return str(record["dynamodb"]["SequenceNumber"])

@@ -88,7 +88,7 @@ STREAM_BATCHING_WINDOW_S = 0
 """No batching delay: a finished job's callback should not wait for company."""
 STREAM_RETRY_ATTEMPTS = 5
 """Bounded retries [4.3]: the default (-1, forever) lets one poison record block its shard
-for 24 h; after five tries (bisected) the record's metadata goes to the dead-letter queue."""
+for 24 h; after five tries the failed record's metadata goes to the dead-letter queue."""
 STREAM_MAX_RECORD_AGE_S = 3_600
 """A record older than an hour is sent to the dead-letter queue instead of being retried."""
 CLOCK_RETRY_ATTEMPTS = 2

@@ -19,16 +19,15 @@ from shared.job import FINAL
 
 _JOB = {"pk": {"S": [{"prefix": "J#"}]}}
 STREAM_FILTERS = [
-    # A job that just finished, with a callback to deliver.
+    # A job that just finished: its callback to deliver, its notices, its name's counts
+    # (`shared.counts`), and room a job holding a slot of its name's or key's concurrency
+    # let go of (wake).
     lambda_.FilterCriteria.filter(
         {
             "dynamodb": {
                 "Keys": _JOB,
                 "OldImage": {"status": {"S": ["PENDING", "RUNNING"]}},
-                "NewImage": {
-                    "status": {"S": sorted(s.value for s in FINAL)},
-                    "callback": {"M": {"url": {"S": [{"exists": True}]}}},
-                },
+                "NewImage": {"status": {"S": sorted(s.value for s in FINAL)}},
             }
         }
     ),
@@ -47,15 +46,13 @@ STREAM_FILTERS = [
             }
         }
     ),
-    # Wake: a running job that held a slot of its name's concurrency (`name.<shard>`) or of
-    # its key's (`key`: `shared.machine.Hold.tag`) and finished: room for a waiting job. (One
-    # back to pending is the filter above's; a job of a name without limits holds neither.)
+    # A job claimed: its name's running and pending counts (`shared.counts`).
     lambda_.FilterCriteria.filter(
         {
             "dynamodb": {
                 "Keys": _JOB,
-                "OldImage": {"status": {"S": ["RUNNING"]}, "holds": {"SS": [{"prefix": "name."}, "key"]}},
-                "NewImage": {"status": {"S": sorted(s.value for s in FINAL)}},
+                "OldImage": {"status": {"S": ["PENDING"]}},
+                "NewImage": {"status": {"S": ["RUNNING"]}},
             }
         }
     ),

@@ -376,8 +376,9 @@ class NameDiagnostics(Answer):
     """Pending jobs, claimable or not (at most the cap, see `capped`)."""
     claimable: int
     """Pending jobs that a claim for this name could take now, were it not paused."""
-    running: int | None
-    """Running jobs, counted while the name has a `concurrency` (its slots); null otherwise."""
+    running: int
+    """Running jobs: by its slots (exact) while the name has a `concurrency`, else from the
+    stream's counts (a few seconds behind)."""
     capped: bool
     """A count reached 10,000 and stopped there: `pending` and `claimable` are at least that."""
     policy: Policy
@@ -456,9 +457,9 @@ class Space(Answer):
     """Where failure notices go; null: nowhere."""
     onSettled: OnSettled | None
     """Where settled notices go; null: nowhere."""
-    inFlight: int | None
-    """Unfinished jobs created while the space had a `maxInFlight`; null while it has none
-    (the count is kept only under a cap)."""
+    inFlight: int
+    """Unfinished jobs: under a `maxInFlight`, those created while it was set (exact); without
+    one, every unfinished job, from the stream's counts (a few seconds behind)."""
     wakeUrl: str | Omitted = omitted()
     """Where workers listen for hints (a WebSocket, `shared.wake`); left out where the
     deployment has no wake."""
@@ -468,8 +469,8 @@ class SpaceEntry(Answer):
     """A space the token may use."""
 
     name: str
-    inFlight: int | None
-    """Unfinished jobs counted against `maxInFlight`; null while the space has no cap."""
+    inFlight: int
+    """Unfinished jobs, as `GET /v1/spaces/{space}` counts them."""
 
 
 class SpaceList(Answer):

@@ -11,42 +11,46 @@ from shared.clock import Clock
 from shared.errors import NotFound
 from shared.machine import WAIT_REASONS, WaitReason
 from shared.policy import Policy
-from shared.store.port import Census, JobStorePort, SpaceStorePort
+from shared.store.port import Census, JobStorePort, SpaceStorePort, TallyStorePort
 
 COUNT_CAP = 10_000
 """Where a name's count stops: diagnostics stay one cheap read however deep the backlog."""
 
 
 class Diagnostics:
-    def __init__(self, *, clock: Clock, jobs: JobStorePort, spaces: SpaceStorePort) -> None:
+    def __init__(
+        self, *, clock: Clock, jobs: JobStorePort, spaces: SpaceStorePort, tallies: TallyStorePort
+    ) -> None:
         self.clock = clock
         self.jobs = jobs
         self.spaces = spaces
+        self.tallies = tallies
 
     def describe(self, space: str) -> list[NameDiagnosis]:
         """Every name with pending jobs or a policy of its own: its counts, its policy in force,
         and the reasons its pending jobs wait now.
 
         Pending and claimable jobs are counted from the ready index (a second behind at most).
-        Running jobs are counted for a name with a `concurrency` (its slots, exact); else
-        `running` is null, and a name whose jobs are all running is listed only if it has a
-        policy of its own."""
+        Running jobs are counted for every name: a name with a `concurrency` by its slots
+        (exact), any other from the stream's counts (`shared.counts`, a few seconds behind)."""
         state = self.spaces.space(space)  # read just now, with the names: no cache
         if state is None:
             raise NotFound(f"space {space} does not exist")
         now = self.clock.now_ms()
         policies = state.policies
         own = set(policies.named())
+        counted = self.tallies.names(space)
         names = []
         for name in state.names:
             census = self.jobs.census(space, name, now, COUNT_CAP, reach=policies.spread(name).reach)
-            if census.pending or name in own:
-                limits = self._limits(space, name, policies.get(name), now)
+            running = counted[name].running if name in counted else 0
+            if census.pending or running or name in own:
+                limits = self._limits(space, name, policies.get(name), now, running)
                 names.append(NameDiagnosis(name, census, limits, reasons(census, limits)))
         return names
 
-    def _limits(self, space: str, name: str, policy: Policy, now: int) -> Limits:
-        running = self.jobs.running(space, name) if policy.concurrency is not None else None
+    def _limits(self, space: str, name: str, policy: Policy, now: int, counted: int) -> Limits:
+        running = self.jobs.running(space, name) if policy.concurrency is not None else counted
         rate = policy.rate
         used_up = rate is not None and (
             self.jobs.rate_until(space, name, tokens=rate.tokens, interval_ms=rate.interval_ms, now_ms=now)
@@ -60,8 +64,8 @@ class Limits:
     """A name's policy in force, and where its counted limits stand now."""
 
     policy: Policy
-    running: int | None
-    """Jobs running, counted while the name has a `concurrency`."""
+    running: int
+    """Jobs running: a name with a `concurrency` by its slots, any other from the stream's counts."""
     rate_used_up: bool = False
 
     @property

@@ -43,6 +43,7 @@ from shared.store.schedules import ScheduleStore
 from shared.store.secrets import ServiceSecrets
 from shared.store.spaces import SpaceStore
 from shared.store.spread import SpreadStore
+from shared.store.tallies import TallyStore
 from shared.store.timers import TimerBook
 from shared.store.tokens import TokenStore
 from shared.stream import StreamProcessor
@@ -133,6 +134,8 @@ class Runtime:
             timers=timer_book,
         )
         self.deliveries = DeliveryStore(self.db)
+        self.tallies = TallyStore(self.db)
+        """Every name's and space's counts, kept from the stream (`shared.counts`)."""
         self.targets = TargetPolicy(allow_private=self.config.allow_private_callbacks)
         self.context = Context(
             clock=self.clock,
@@ -151,7 +154,9 @@ class Runtime:
             ids=IdGenerator(),
         )
         """What the use cases (`shared.jobs`) work with; handlers pass it to them."""
-        self.diagnostics = Diagnostics(clock=self.clock, jobs=self.jobs, spaces=self.space_store)
+        self.diagnostics = Diagnostics(
+            clock=self.clock, jobs=self.jobs, spaces=self.space_store, tallies=self.tallies
+        )
         self.tokens = Tokens(TokenStore(self.db), self.clock, self.config.dev_token)
         self.dispatcher = Dispatcher(
             clock=self.clock,
@@ -215,6 +220,7 @@ class Runtime:
             tick_ms=self.config.clock_tick_ms,
             notifier=Notifier(self.context),
             wake=self.wake,
+            tallies=self.tallies,
         )
 
     @classmethod

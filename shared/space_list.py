@@ -23,8 +23,8 @@ _SPACE = re.compile(SPACE_PATTERN)
 @dataclass(frozen=True)
 class ListedSpace:
     name: str
-    in_flight: int | None
-    """Unfinished jobs counted against its `maxInFlight`; None while it has no cap."""
+    in_flight: int
+    """Unfinished jobs: its `maxInFlight` count under a cap, else the stream's count."""
 
 
 @dataclass(frozen=True)

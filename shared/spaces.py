@@ -67,8 +67,7 @@ class SpaceSettings:
         if state is None:
             raise NotFound(f"space {space} does not exist")
         settings = state.settings
-        # Kept only while the space has a cap: a count nobody needs would be a hot key.
-        in_flight = state.in_flight if settings.max_in_flight is not None else None
+        in_flight = state.in_flight  # exact under a cap; else the stream's count
         return {
             "space": space,
             **settings.render(),

@@ -15,9 +15,19 @@ from typing import Any
 
 from shared.callbacks import Due, Outbox
 from shared.clock import Clock
+from shared.counts import tally_of
 from shared.jobs.notify import Notifier
 from shared.spaces import SpaceSettings
-from shared.store.port import HINT, UNCLAIMED, DeliveryStorePort, JobChange, JobStorePort, SpaceStorePort
+from shared.store.port import (
+    HINT,
+    UNCLAIMED,
+    Counted,
+    DeliveryStorePort,
+    JobChange,
+    JobStorePort,
+    SpaceStorePort,
+    TallyStorePort,
+)
 from shared.timers import Timers, period_end
 from shared.wake import LATER_HORIZON_MS, Wake
 
@@ -37,6 +47,7 @@ class StreamProcessor:
         tick_ms: int,
         notifier: Notifier | None = None,
         wake: Wake | None = None,
+        tallies: TallyStorePort | None = None,
     ) -> None:
         self.clock = clock
         self.jobs = jobs
@@ -52,6 +63,23 @@ class StreamProcessor:
         self.notifier = notifier
         self.wake = wake
         """Hints to listening workers when a job may have become claimable (`shared.wake`)."""
+        self.tallies = tallies
+        """Every name's and space's counts (`shared.counts`)."""
+
+    def counted(self, record: Mapping[str, Any]) -> Counted:
+        """What the record counts for (`shared.counts`): nothing for any but a job's."""
+        record_id = str(record.get("eventID") or (record.get("dynamodb") or {}).get("SequenceNumber"))
+        change = JobChange.of(record)
+        found = tally_of(change) if change is not None else None
+        if change is None or found is None:
+            return Counted(record_id)
+        return Counted(record_id, change.space, found[0], found[1])
+
+    def count(self, records: list[Counted]) -> int:
+        """Count a batch's records, up to its first failure, once each (`shared.store.tallies`)."""
+        if self.tallies is None or not records:
+            return 0
+        return self.tallies.count(records, self.clock.now_ms())
 
     def record(self, record: Mapping[str, Any]) -> Due | None:
         """Apply one record; answers the delivery it made due, with the finished job."""

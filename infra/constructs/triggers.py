@@ -101,7 +101,9 @@ class Triggers(Construct):
                 filters=filters,
                 batch_size=constants.STREAM_BATCH_SIZE,
                 max_batching_window=Duration.seconds(constants.STREAM_BATCHING_WINDOW_S),
-                bisect_batch_on_error=True,
+                # No bisection: a retry starts where the batch started or at the record that
+                # failed (reported one by one), where the counts' marks are (shared/store/tallies.py).
+                bisect_batch_on_error=False,
                 retry_attempts=constants.STREAM_RETRY_ATTEMPTS,
                 max_record_age=Duration.seconds(constants.STREAM_MAX_RECORD_AGE_S),
                 report_batch_item_failures=True,

@@ -329,9 +329,7 @@ def schedules_delete(args: argparse.Namespace) -> int:
 def spaces_list(args: argparse.Namespace) -> int:
     with _client(args, in_space=False) as client:
         spaces = list(client.spaces.list(limit=args.limit))
-    rows = [("SPACE", "IN FLIGHT")] + [
-        (s.name, str(s.in_flight) if s.in_flight is not None else "-") for s in spaces
-    ]
+    rows = [("SPACE", "IN FLIGHT")] + [(s.name, str(s.in_flight)) for s in spaces]
     _print(args, [{"name": s.name, "inFlight": s.in_flight} for s in spaces], lambda: table(rows, sys.stdout))
     return 0
 

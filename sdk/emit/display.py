@@ -237,7 +237,7 @@ def diagnostics_rows(names: Sequence[NameDiagnostics]) -> list[tuple[str, ...]]:
             n.name,
             f"{n.pending}{'+' if n.capped else ''}",
             f"{n.claimable}{'+' if n.capped else ''}",
-            "-" if n.running is None else str(n.running),
+            str(n.running),
             when(n.oldest_claimable_at_ms),
             ", ".join(n.waiting_on) or "-",
         )

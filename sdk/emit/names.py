@@ -85,8 +85,9 @@ class NameDiagnostics:
     name: str
     pending: int
     claimable: int
-    running: int | None
-    """Running jobs, counted while the name has a `concurrency`; None otherwise."""
+    running: int
+    """Running jobs: exact while the name has a `concurrency`, else the service's count (a
+    few seconds behind)."""
     capped: bool
     policy: Policy
     waiting_on: tuple[WaitReason, ...]
@@ -99,7 +100,7 @@ class NameDiagnostics:
             name=data["name"],
             pending=data["pending"],
             claimable=data["claimable"],
-            running=data.get("running"),
+            running=int(data.get("running") or 0),
             capped=data.get("capped", False),
             policy=Policy.from_api(data["policy"], data["name"]),
             waiting_on=tuple(cast(WaitReason, str(r).lower()) for r in data.get("waitingOn", ())),

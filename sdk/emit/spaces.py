@@ -76,8 +76,9 @@ class SpaceEntry:
     """A space the token may use (`Spaces.list`)."""
 
     name: str
-    in_flight: int | None
-    """Its unfinished jobs counted against `maxInFlight`; None while it has no cap."""
+    in_flight: int
+    """Its unfinished jobs: exact under a `maxInFlight`, else the service's count (a few
+    seconds behind)."""
 
 
 class Spaces:

@@ -80,6 +80,17 @@ class JobChange:
         )
 
     @property
+    def moved(self) -> tuple[str, JobStatus | None, JobStatus | None] | None:
+        """(name, status before, status after) when the record changed the job's status,
+        or made or removed the job (None for a status it had none of); None otherwise."""
+        before = JobStatus(self.old["status"]) if self.old is not None else None
+        after = JobStatus(self.new["status"]) if self.new is not None else None
+        if before == after:
+            return None
+        item = self.new if self.new is not None else self.old
+        return (str(item["name"]), before, after) if item is not None else None
+
+    @property
     def removed(self) -> bool:
         return self.event == "REMOVE" and self.old is not None
 

@@ -239,6 +239,44 @@ def schedules(space_name: str) -> str:
     return f"SCHEDULES#{space_name}"
 
 
+TALLIED_PREFIX = "TALLIED#"
+"""A stream batch's counts' mark (`shared.store.tallies`)."""
+COUNT_PREFIX = "CNT#"
+NAME_COUNT_PREFIX = "n#"
+DEPLOYMENT = "~"
+"""Where the deployment's minutes go: no space is named so (`SPACE_PATTERN`)."""
+
+
+def counts(space_name: str) -> str:
+    """The partition of a space's gauges: its names' and its own."""
+    return f"{COUNT_PREFIX}{space_name}"
+
+
+def name_counts(space_name: str, name: str) -> dict[str, str]:
+    return {"pk": counts(space_name), "sk": f"{NAME_COUNT_PREFIX}{name}"}
+
+
+def space_counts(space_name: str) -> dict[str, str]:
+    return {"pk": counts(space_name), "sk": "space"}
+
+
+def minutes(space_name: str, name: str) -> str:
+    return f"MIN#{space_name}#{name}"
+
+
+def minute_sort(ms: int) -> str:
+    """A minute's sort key: its start, zero-padded so the keys sort as the times do."""
+    return f"{ms:015d}"
+
+
+def minute(space_name: str, name: str, minute_ms: int) -> dict[str, str]:
+    return {"pk": minutes(space_name, name), "sk": minute_sort(minute_ms)}
+
+
+def deployment_minute(shard: int, minute_ms: int) -> dict[str, str]:
+    return {"pk": f"MIN#{DEPLOYMENT}#{shard}", "sk": minute_sort(minute_ms)}
+
+
 def delivery(space_name: str, job_id: str) -> dict[str, str]:
     return {"pk": f"C#{space_name}#{job_id}", "sk": "-"}
 

@@ -50,6 +50,7 @@ from shared.store.schedules import LastRun, Overlap, Schedule, ScheduleConflict
 from shared.store.settings import Destination, Kind, Settings
 from shared.store.spaces import SpaceState
 from shared.store.spread import Spread
+from shared.store.tallies import Counted, Gauges, Minute, Tally
 from shared.store.timers import CALLBACK, HEAL, HINT, NARROW, SCHEDULE, UNCLAIMED, Timer
 from shared.store.tokens import TokenRecord
 
@@ -272,8 +273,8 @@ class SpaceListing(Protocol):
         """Those of `spaces` that exist."""
         ...
 
-    def in_flight_of(self, spaces: list[str]) -> dict[str, int | None]:
-        """Each space's unfinished jobs counted against its `maxInFlight` (None: no cap)."""
+    def in_flight_of(self, spaces: list[str]) -> dict[str, int]:
+        """Each space's unfinished jobs: its `maxInFlight` count under a cap, else the stream's."""
         ...
 
 
@@ -334,8 +335,8 @@ class SpaceStorePort(Protocol):
         """Those of `spaces` that exist."""
         ...
 
-    def in_flight_of(self, spaces: list[str]) -> dict[str, int | None]:
-        """Each space's in-flight count; None for a space without a cap."""
+    def in_flight_of(self, spaces: list[str]) -> dict[str, int]:
+        """Each space's unfinished jobs: its `maxInFlight` count under a cap, else the stream's."""
         ...
 
     def reserve(self, space: str, count: int, cap: int, now_ms: int) -> Reservation | None:
@@ -426,11 +427,13 @@ __all__ = [
     "ClaimResult",
     "Connection",
     "ConnectionGone",
+    "Counted",
     "DeadlineEntry",
     "DeliveryState",
     "DeliveryStorePort",
     "Destination",
     "Event",
+    "Gauges",
     "Inserted",
     "JobChange",
     "JobConflict",
@@ -444,6 +447,7 @@ __all__ = [
     "Line",
     "ListenerStorePort",
     "Look",
+    "Minute",
     "NameClaim",
     "NewRecord",
     "Overlap",
@@ -466,6 +470,8 @@ __all__ = [
     "SpaceStorePort",
     "Spread",
     "SpreadStorePort",
+    "Tally",
+    "TallyStorePort",
     "Timer",
     "TokenRecord",
     "TokenStorePort",
@@ -527,6 +533,26 @@ class ScheduleStorePort(Protocol):
         ...
 
 
+class TallyStorePort(Protocol):
+    """Counts kept from the stream (`shared.store.tallies`), as the stream and the reads ask."""
+
+    def count(self, records: list[Counted], now_ms: int) -> int:
+        """Count a batch's records (in order, up to its first failure) once each."""
+        ...
+
+    def names(self, space: str) -> dict[str, Gauges]:
+        """Each counted name's pending and running jobs."""
+        ...
+
+    def spaces(self, spaces: Iterable[str]) -> dict[str, Gauges]:
+        """Each counted space's pending and running jobs."""
+        ...
+
+    def minutes(self, space: str, name: str, since_ms: int) -> list[Minute]:
+        """The name's minutes from `since_ms` on, oldest first."""
+        ...
+
+
 if TYPE_CHECKING:
     from shared.store.deliveries import DeliveryStore
     from shared.store.jobs import JobStore
@@ -536,6 +562,7 @@ if TYPE_CHECKING:
     from shared.store.secrets import ServiceSecrets
     from shared.store.spaces import SpaceStore
     from shared.store.spread import SpreadStore
+    from shared.store.tallies import TallyStore
     from shared.store.tokens import TokenStore
 
     _jobs_speak: type[JobStorePort] = JobStore
@@ -548,3 +575,4 @@ if TYPE_CHECKING:
     _secrets_speak: type[SecretsPort] = ServiceSecrets
     _spread_speaks: type[SpreadStorePort] = SpreadStore
     _schedules_speak: type[ScheduleStorePort] = ScheduleStore
+    _tallies_speak: type[TallyStorePort] = TallyStore

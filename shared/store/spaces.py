@@ -19,6 +19,7 @@ from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConfli
 from shared.store.jobs import Reservation
 from shared.store.policies import PAUSE_CHANGED, SpacePolicies, names_of
 from shared.store.settings import Settings, stored_changes
+from shared.store.tallies import unfinished
 
 RESERVED = "r#"
 """The in-flight item's attributes for reservations: `r#{made at, ms}#{id}` = units left."""
@@ -34,8 +35,8 @@ class SpaceState:
 
     settings: Settings
     in_flight: int
-    """Jobs holding a place on its `maxInFlight` count, and reservations: counted only
-    while the space has a cap, so without one it means nothing."""
+    """Its unfinished jobs: under a cap, those holding a place on its `maxInFlight` count
+    and reservations (exact); without one, from the stream's counts (a few seconds behind)."""
     policies: SpacePolicies
     names: tuple[str, ...]
     """Every job name listed in the space, in name order."""
@@ -67,9 +68,13 @@ class SpaceStore:
         items = self.whole(space)
         if not items:
             return None
+        settings = Settings.from_item(items.get("settings"))
+        capped = settings.max_in_flight is not None
         return SpaceState(
-            Settings.from_item(items.get("settings")),
-            self.in_flight(items.get("inflight")),
+            settings,
+            self.in_flight(items.get("inflight"))
+            if capped
+            else unfinished(self.db.get(keys.space_counts(space))),
             SpacePolicies.of(items),
             tuple(sorted(names_of(items))),
         )
@@ -251,16 +256,18 @@ class SpaceStore:
         items = self.db.batch_get([keys.space_entry(s) for s in sorted(spaces)])
         return {item["sk"] for item in items}
 
-    def in_flight_of(self, spaces: list[str]) -> dict[str, int | None]:
-        """Each space's unfinished jobs counted against its `maxInFlight`; None without a cap
-        (the count is kept only under one), as `SpaceSettings.describe` shows it."""
-        keys_ = [k for s in spaces for k in (keys.settings(s), keys.inflight(s))]
+    def in_flight_of(self, spaces: list[str]) -> dict[str, int]:
+        """Each space's unfinished jobs: counted against its `maxInFlight` under a cap (exact),
+        else from the stream's counts (`shared.store.tallies`, a few seconds behind)."""
+        keys_ = [k for s in spaces for k in (keys.settings(s), keys.inflight(s), keys.space_counts(s))]
         items = {(i["pk"], i["sk"]): i for i in self.db.batch_get(keys_, consistent=False)}
-        out: dict[str, int | None] = {}
+        out: dict[str, int] = {}
         for space in spaces:
             settings = items.get((keys.space(space), "settings")) or {}
-            capped = settings.get("maxInFlight") is not None
-            out[space] = self.in_flight(items.get((keys.space(space), "inflight"))) if capped else None
+            if settings.get("maxInFlight") is not None:
+                out[space] = self.in_flight(items.get((keys.space(space), "inflight")))
+            else:
+                out[space] = unfinished(items.get((keys.counts(space), "space")))
         return out
 
     def _listed(self, pk: str) -> list[str]:

@@ -299,8 +299,8 @@ def test_a_finish_record_replayed_after_its_job_was_removed_sends_nothing(
     bg.stream(finished)
     assert len(receiver.calls) == 1 and rt.db.get(keys.delivery("hooks", job_id)) is not None
     clock.advance(limits.DAY_MS)
-    assert bg.expire_ttl() == 1, "the tombstone goes once no record of the job can come again"
-    assert rt.db.get(keys.delivery("hooks", job_id)) is None
+    bg.expire_ttl()
+    assert rt.db.get(keys.delivery("hooks", job_id)) is None, "the tombstone goes once no record can come"
 
 
 class Faulty:

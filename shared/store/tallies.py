@@ -1,0 +1,266 @@
+"""Counts kept from the table's stream: each name's and space's pending and running jobs
+(gauges), and per minute what was created, claimed, completed and failed.
+
+The stream's records are counted once each though AWS delivers a batch more than once:
+a batch's counts go in one transaction with a mark (`TALLIED#{first record's id}`, kept
+a day: the stream's retention) naming the last record they cover. A batch delivered
+again finds its mark and counts only the records after the one it names; a batch cut
+short at a record that failed counts the records before it, and its retry, which starts
+at that record, makes a mark of its own. (Lambda's bisection of a failed batch would
+start a retry at a record no mark names, so the stream's trigger does not bisect:
+failed records are reported one by one instead, `infra.constructs.triggers`.)
+
+Keys, and why none is hot:
+
+| item | key | written |
+| --- | --- | --- |
+| a name's gauges | `CNT#{space}` / `n#{name}` | once a batch that moved its jobs |
+| the space's gauges | `CNT#{space}` / `space` | once a batch that moved its jobs |
+| a name's minute | `MIN#{space}#{name}` / `{minute}` | once a batch, that minute |
+| the deployment's minute | `MIN#~#{shard}` / `{minute}` | once a batch, in one of `DEPLOYMENT_SHARDS` |
+
+A batch is up to 100 records, so one busy name's items take a write per hundred of its
+records (some 25 jobs), whatever the load: a name's ceiling is its items' 1,000 writes a
+second times the batch, some 25,000 jobs a second.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields
+
+from shared import limits
+from shared.store import keys
+from shared.store.dynamo import Dynamo, Item, TransactionConflict, serialize, values
+
+MAX_ACTIONS = 100
+"""DynamoDB's limit on one transaction's items: a batch touching more goes in several."""
+DEPLOYMENT_SHARDS = 8
+"""The deployment's minute is spread over this many items, a batch writing one."""
+MARK_TTL_S = 25 * 3_600
+MINUTE_TTL_S = 3 * 3_600
+"""A minute is kept a little over the hour `GET .../metrics` shows."""
+
+
+@dataclass
+class Tally:
+    """What some records did to one name's jobs: gauges' deltas and the minute's counts."""
+
+    pending: int = 0
+    running: int = 0
+    created: int = 0
+    claimed: int = 0
+    completed: int = 0
+    failed: int = 0
+    """Jobs that ended FAILED or STALLED."""
+    cancelled: int = 0
+
+    def add(self, other: Tally) -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+    @property
+    def gauges(self) -> dict[str, int]:
+        return {k: v for k, v in (("pending", self.pending), ("running", self.running)) if v}
+
+    @property
+    def minute(self) -> dict[str, int]:
+        """The minute item's counts: the events, and the gauges' deltas (from which a past
+        minute's gauges are worked back from today's)."""
+        counted = {
+            "created": self.created,
+            "claimed": self.claimed,
+            "completed": self.completed,
+            "failed": self.failed,
+            "cancelled": self.cancelled,
+            "dPending": self.pending,
+            "dRunning": self.running,
+        }
+        return {k: v for k, v in counted.items() if v}
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, f.name) for f in fields(self))
+
+
+@dataclass(frozen=True)
+class Counted:
+    """One record, as counted: its id (`eventID`), and what it did to which name's jobs
+    (`tally` None: nothing to count, the record still takes its place in the order)."""
+
+    record_id: str
+    space: str = ""
+    name: str = ""
+    tally: Tally | None = None
+
+
+@dataclass(frozen=True)
+class Gauges:
+    pending: int = 0
+    running: int = 0
+
+
+@dataclass(frozen=True)
+class Minute:
+    at_ms: int
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+class TallyStore:
+    def __init__(self, db: Dynamo) -> None:
+        self.db = db
+
+    # -- counting ------------------------------------------------------------
+
+    def count(self, records: Sequence[Counted], now_ms: int) -> int:
+        """Count `records` (a batch's, in its order, up to its first failure) once each:
+        the records counted now (those a mark showed counted before are not)."""
+        counted, i = 0, 0
+        while i < len(records):
+            end = _chunk_end(records, i)
+            chunk = records[i:end]
+            marked = self._mark_and_add(chunk, now_ms)
+            if marked is None:
+                counted += sum(1 for r in chunk if r.tally)
+                i = end
+                continue
+            # Counted before, up to the record its mark names: go on after it.
+            at = next((j for j in range(i, len(records)) if records[j].record_id == marked), None)
+            if at is None:
+                return counted  # its mark covers past this batch's end
+            i = at + 1
+        return counted
+
+    def _mark_and_add(self, chunk: Sequence[Counted], now_ms: int) -> str | None:
+        """One transaction: the chunk's mark, on condition it is new, and its counts. None:
+        done; else the last record a mark made before names (nothing written now)."""
+        mark = {
+            "pk": f"{keys.TALLIED_PREFIX}{chunk[0].record_id}",
+            "sk": "-",
+            "last": chunk[-1].record_id,
+            "ttl": now_ms // 1000 + MARK_TTL_S,
+        }
+        actions: list[dict[str, object]] = [
+            {
+                "Put": {
+                    "Item": serialize(mark),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                }
+            }
+        ]
+        actions += _updates(chunk, now_ms)
+        for attempt in range(8):
+            try:
+                self.db.transact(actions)
+                return None
+            except TransactionConflict as conflict:
+                first = conflict.reasons[0] if conflict.reasons else {}
+                if first.get("code") == "ConditionalCheckFailed":
+                    return str((first.get("item") or {}).get("last", chunk[-1].record_id))
+                time.sleep(min(0.02 * 2**attempt, 0.5))  # another batch's transaction on the same items
+        raise RuntimeError("the counts' transaction stayed contended; the batch is retried")
+
+    # -- reading -------------------------------------------------------------
+
+    def names(self, space: str) -> dict[str, Gauges]:
+        """Each name's gauges in the space, by name (names never counted are left out)."""
+        rows, start = self.db.query("pk = :pk", vals={":pk": keys.counts(space)})
+        while start is not None:
+            more, start = self.db.query("pk = :pk", vals={":pk": keys.counts(space)}, start=start)
+            rows += more
+        return {
+            str(r["sk"]).removeprefix(keys.NAME_COUNT_PREFIX): _gauges(r)
+            for r in rows
+            if str(r["sk"]).startswith(keys.NAME_COUNT_PREFIX)
+        }
+
+    def spaces(self, spaces: Iterable[str]) -> dict[str, Gauges]:
+        """Each space's gauges (one batch read); a space never counted is left out."""
+        wanted = [keys.space_counts(s) for s in spaces]
+        return {
+            str(r["pk"]).removeprefix(keys.COUNT_PREFIX): _gauges(r)
+            for r in self.db.batch_get(wanted, consistent=False)
+        }
+
+    def minutes(self, space: str, name: str, since_ms: int) -> list[Minute]:
+        """The name's minutes from `since_ms` on, oldest first (minutes with nothing left out)."""
+        rows, _ = self.db.query(
+            "pk = :pk AND sk >= :since",
+            vals={":pk": keys.minutes(space, name), ":since": keys.minute_sort(since_ms)},
+        )
+        return [
+            Minute(int(r["sk"]), {k: int(v) for k, v in r.items() if k not in ("pk", "sk", "ttl")})
+            for r in rows
+        ]
+
+
+def unfinished(row: Item | None) -> int:
+    """A space's unfinished jobs, from its gauges' item (None: never counted)."""
+    gauges = _gauges(row) if row is not None else Gauges()
+    return gauges.pending + gauges.running
+
+
+def _gauges(row: Item) -> Gauges:
+    """Never below zero: a record lost to the dead-letter queue would leave a count short."""
+    return Gauges(max(0, int(row.get("pending") or 0)), max(0, int(row.get("running") or 0)))
+
+
+def _chunk_end(records: Sequence[Counted], start: int) -> int:
+    """Where a chunk from `start` ends: each name adds up to two items and each space one
+    to the transaction (with the mark and the deployment's minute), within `MAX_ACTIONS`."""
+    names: set[tuple[str, str]] = set()
+    spaces: set[str] = set()
+    for i in range(start, len(records)):
+        r = records[i]
+        if r.tally:
+            names.add((r.space, r.name))
+            spaces.add(r.space)
+            if 2 + 2 * len(names) + len(spaces) > MAX_ACTIONS:
+                return i
+    return len(records)
+
+
+def _updates(chunk: Sequence[Counted], now_ms: int) -> list[dict[str, object]]:
+    by_name: dict[tuple[str, str], Tally] = {}
+    by_space: dict[str, Tally] = {}
+    whole = Tally()
+    for r in chunk:
+        if r.tally:
+            by_name.setdefault((r.space, r.name), Tally()).add(r.tally)
+            by_space.setdefault(r.space, Tally()).add(r.tally)
+            whole.add(r.tally)
+    minute = now_ms // limits.MINUTE_MS * limits.MINUTE_MS
+    ttl = now_ms // 1000 + MINUTE_TTL_S
+    out: list[dict[str, object]] = []
+    for (space, name), tally in by_name.items():
+        if tally.gauges:
+            out.append(_add(keys.name_counts(space, name), tally.gauges))
+        if tally.minute:
+            out.append(_add(keys.minute(space, name, minute), tally.minute, ttl=ttl))
+    for space, tally in by_space.items():
+        if tally.gauges:
+            out.append(_add(keys.space_counts(space), tally.gauges))
+    if whole.minute:
+        shard = int.from_bytes(hashlib.blake2b(chunk[0].record_id.encode(), digest_size=2).digest(), "big")
+        out.append(_add(keys.deployment_minute(shard % DEPLOYMENT_SHARDS, minute), whole.minute, ttl=ttl))
+    return out
+
+
+def _add(key: dict[str, str], counts: dict[str, int], *, ttl: int | None = None) -> dict[str, object]:
+    names = {f"#{k}": k for k in counts}
+    vals: dict[str, object] = {f":{k}": v for k, v in counts.items()}
+    expression = "ADD " + ", ".join(f"#{k} :{k}" for k in counts)
+    if ttl is not None:
+        names["#ttl"] = "ttl"
+        vals[":ttl"] = ttl
+        expression += " SET #ttl = :ttl"
+    return {
+        "Update": {
+            "Key": serialize(key),
+            "UpdateExpression": expression,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values(vals),
+        }
+    }

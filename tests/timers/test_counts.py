@@ -1,0 +1,85 @@
+"""Counts for every name and space, kept from the stream (`shared.counts`), once each
+record however often it is delivered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from devserver.background import handler as function
+from devserver.gateway import LambdaContext
+from tests.support import Api, Background
+
+SPACE = "/v1/spaces/plain"
+JOBS = f"{SPACE}/jobs"
+
+
+def in_flight(api: Api) -> tuple[int, int]:
+    """(GET space's inFlight, the spaces list's)."""
+    listed = {s["name"]: s["inFlight"] for s in api.get("/v1/spaces").body["spaces"]}
+    return api.get(SPACE).body["inFlight"], listed["plain"]
+
+
+def running(api: Api) -> dict[str, int]:
+    return {n["name"]: n["running"] for n in api.get(f"{SPACE}/diagnostics").body["names"]}
+
+
+def test_a_space_without_a_cap_counts_its_unfinished_jobs_and_each_name_its_running(
+    api: Api, bg: Background
+) -> None:
+    ids = [api.created(SPACE, "resize") for _ in range(3)] + [api.created(SPACE, "email")]
+    bg.stream()
+    assert in_flight(api) == (4, 4)
+    claimed = api.claimed(SPACE, 2, names=["resize"])
+    bg.stream()
+    assert running(api) == {"resize": 2, "email": 0}
+    done = api.post(f"{JOBS}:report", {"id": claimed[0], "attempt": 1, "complete": {}})
+    assert done.body["outcomes"] == [{"status": "COMPLETED"}]
+    api.post(f"{JOBS}:cancel", {"ids": [ids[3]]})
+    bg.stream()
+    assert running(api) == {"resize": 1}  # email has nothing left: not listed
+    assert in_flight(api) == (2, 2)
+
+
+def test_a_record_delivered_again_counts_once(api: Api, bg: Background) -> None:
+    for _ in range(3):
+        api.created(SPACE, "resize")
+    records = bg.stream()
+    bg.stream(records)  # the same batch again, as Lambda does after a timeout
+    assert in_flight(api) == (3, 3)
+
+
+def test_a_retry_with_more_records_counts_only_the_new_ones(api: Api, bg: Background) -> None:
+    api.created(SPACE, "resize")
+    first = bg.records()
+    bg.stream(first)
+    api.created(SPACE, "resize")
+    grown = first + bg.records()  # a retry of the first batch, grown since
+    bg.stream(grown)
+    assert in_flight(api) == (2, 2)
+
+
+def test_a_batch_cut_short_by_a_failure_counts_up_to_it_and_its_retry_the_rest(
+    api: Api, bg: Background, monkeypatch: Any
+) -> None:
+    for _ in range(4):
+        api.created(SPACE, "resize")
+    records = bg.records()
+    jobs = [i for i, r in enumerate(records) if r["dynamodb"]["Keys"]["pk"]["S"].startswith("J#")]
+    third = jobs[2]
+    stream = bg.runtime.stream
+    real = stream.record
+    failing = {records[third]["dynamodb"]["SequenceNumber"]}
+
+    def flaky(record: dict[str, Any]) -> Any:
+        if record["dynamodb"]["SequenceNumber"] in failing:
+            raise RuntimeError("the third job's record fails once")
+        return real(record)
+
+    monkeypatch.setattr(stream, "record", flaky)
+    answer = function("stream_handler")({"Records": records}, LambdaContext("stream_handler", 300, 512))
+    failed = [f["itemIdentifier"] for f in answer["batchItemFailures"]]
+    assert failed == [records[third]["dynamodb"]["SequenceNumber"]]
+    assert in_flight(api) == (2, 2)  # the two before the failure
+    failing.clear()
+    bg.stream(records[third:])  # Lambda's retry, from the failed record
+    assert in_flight(api) == (4, 4)
