@@ -535,3 +535,36 @@ class SchedulePage(Answer):
     """By id."""
     cursor: str | None
     """For the next page; null on the last."""
+
+
+class MetricPoint(Answer):
+    """One minute of one name."""
+
+    atMs: int
+    """The minute's start."""
+    created: int
+    claimed: int
+    completed: int
+    failed: int
+    """Ended FAILED or STALLED."""
+    cancelled: int
+    pending: int
+    """Pending jobs at the minute's end (claimable or waiting for their time)."""
+    running: int
+    """Running jobs at the minute's end."""
+
+
+class NameMetrics(Answer):
+    name: str
+    points: list[MetricPoint]
+    """Sixty, a minute apart, oldest first; the last is the minute now, so far."""
+
+
+class Metrics(Answer):
+    """A space's last hour, name by name, from the stream's counts (a few seconds behind)."""
+
+    fromMs: int
+    """The first point's minute."""
+    stepMs: int
+    names: list[NameMetrics]
+    """Every name the space has counted jobs of (or those `name` asks for), by name."""

@@ -217,6 +217,18 @@ OPERATIONS: dict[str, Operation] = {
         description="Every name with pending jobs or a policy of its own. Counts come from the "
         "ready index, a second behind at most, and stop at 10,000 a name (`capped`).",
     ),
+    "get_metrics": Operation(
+        "Each job name's last hour, a point a minute",
+        "read",
+        answers.Metrics,
+        (*CLIENT, 404),
+        query=(
+            Query("name", {"type": "string", "pattern": NAME_PATTERN}, "Only this name (repeat for more)."),
+        ),
+        description="Created, claimed, completed, failed and cancelled jobs a minute, and the pending "
+        "and running jobs at each minute's end, from the table's stream (a few seconds behind), not "
+        "from CloudWatch: the same on AWS and under `emit dev`.",
+    ),
     "create_follow_link": Operation(
         "Make a link to follow one job without a token",
         "read",

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from shared.diagnostics import NameDiagnosis
     from shared.jobs.follow import Followed, MintedLink
     from shared.jobs.read import EventPage, Found, LinePage
+    from shared.metrics import NameSeries
     from shared.space_list import SpacePage
     from shared.store.port import DeliveryState, Event, JobPage, Line, Schedule
 
@@ -264,3 +265,8 @@ def schedule(s: Schedule) -> dict[str, Any]:
 
 def schedules(found: list[Schedule], cursor: str | None) -> dict[str, Any]:
     return answer(answers.SchedulePage, {"schedules": [schedule(s) for s in found], "cursor": cursor})
+
+
+def metrics(first_ms: int, names: list[NameSeries]) -> dict[str, Any]:
+    shown = [{"name": n.name, "points": [{"atMs": p.at_ms, **p.counts} for p in n.points]} for n in names]
+    return answer(answers.Metrics, {"fromMs": first_ms, "stepMs": 60_000, "names": shown})

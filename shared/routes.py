@@ -60,6 +60,9 @@ ROUTES: tuple[Route, ...] = (
     Route("PATCH", "/v1/spaces/{space}/names/{name}/policy", "update_name_policy"),
     Route("POST", "/v1/spaces/{space}/names/{name}/policy:reset", "reset_name_policy"),
     Route("GET", "/v1/spaces/{space}/diagnostics", "get_diagnostics", memory_mb=512, timeout_s=29),
+    # The last hour from the stream's counts: the space's names (a query), then each name's
+    # minutes (a query a name, 16 at once).
+    Route("GET", "/v1/spaces/{space}/metrics", "get_metrics", memory_mb=512, timeout_s=29),
     # A follow link: the job must exist (a read), and the first link ever makes the secret.
     Route("POST", "/v1/spaces/{space}/jobs/{id}/follow-links", "create_follow_link"),
     # Following waits up to 25 s like a claim, reading the job item about once a second.

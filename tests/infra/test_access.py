@@ -411,6 +411,7 @@ def test_each_access_entry_is_exactly_what_its_endpoint_calls(api: Api, calls: C
     _ok(api.get(f"{space}/names/fresh/policy"))
     _ok(api.post(f"{space}/names/other/policy:reset"))
     _ok(api.get(f"{space}/diagnostics"))
+    _ok(api.get(f"{space}/metrics"))
     # Schedules: made, replaced, read, listed, paused, triggered (a job through the create
     # path), deleted.
     nightly = f"{space}/schedules/nightly"

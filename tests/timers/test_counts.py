@@ -7,9 +7,11 @@ from typing import Any
 
 from devserver.background import handler as function
 from devserver.gateway import LambdaContext
+from shared.clock import ManualClock
 from tests.support import Api, Background
 
 SPACE = "/v1/spaces/plain"
+MINUTE = 60_000
 JOBS = f"{SPACE}/jobs"
 
 
@@ -83,3 +85,32 @@ def test_a_batch_cut_short_by_a_failure_counts_up_to_it_and_its_retry_the_rest(
     failing.clear()
     bg.stream(records[third:])  # Lambda's retry, from the failed record
     assert in_flight(api) == (4, 4)
+
+
+def test_metrics_show_each_names_last_hour_a_point_a_minute(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    for _ in range(3):
+        api.created(SPACE, "resize")
+    api.created(SPACE, "email")
+    bg.stream()
+    clock.advance(MINUTE)
+    [job] = api.claimed(SPACE, names=["resize"])
+    api.post(f"{JOBS}:report", {"id": job, "attempt": 1, "complete": {}})
+    bg.stream()
+    clock.advance(MINUTE)
+    shown = api.get(f"{SPACE}/metrics").body
+    assert shown["stepMs"] == MINUTE
+    assert [n["name"] for n in shown["names"]] == ["email", "resize"]
+    points = {n["name"]: n["points"] for n in shown["names"]}
+    assert len(points["resize"]) == 60
+    assert [p["atMs"] for p in points["resize"]][-3:] == [shown["fromMs"] + i * MINUTE for i in (57, 58, 59)]
+    made, done, now = points["resize"][-3:]
+    assert (made["created"], made["pending"], made["running"]) == (3, 3, 0)
+    assert (done["claimed"], done["completed"], done["pending"], done["running"]) == (1, 1, 2, 0)
+    assert (now["created"], now["pending"]) == (0, 2)
+    assert all(p["pending"] == 0 and p["created"] == 0 for p in points["resize"][:-3])
+    only = api.get(f"{SPACE}/metrics", query={"name": "email"}).body
+    assert [n["name"] for n in only["names"]] == ["email"]
+    assert api.get("/v1/spaces/nowhere/metrics").status == 404
+    assert api.get(f"{SPACE}/metrics", query={"name": "bad name"}).status == 400
