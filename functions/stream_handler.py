@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 
@@ -17,6 +18,7 @@ from shared.callbacks import Due
 from shared.observability import logger, metrics, tracer
 from shared.runtime import runtime
 from shared.store.port import Counted
+from shared.stream import before_failure
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 
@@ -38,15 +40,17 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
     answer = process_partial_response(event=event, record_handler=apply, processor=processor, context=context)
     stream.deliver(due)
-    # The records before the first that failed: Lambda sends the batch again from there.
-    failed = {f["itemIdentifier"] for f in answer.get("batchItemFailures", [])}
-    done: list[Counted] = []
-    for record in event["Records"]:
-        sequence = _sequence(record)
-        if sequence in failed or sequence not in counted:
-            break
-        done.append(counted[sequence])
-    stream.count(done)
+    failed = {str(f["itemIdentifier"]) for f in answer.get("batchItemFailures", [])}
+    tally = stream.count(before_failure([_sequence(r) for r in event["Records"]], counted, failed))
+    # Each record once (the counts' marks): a job's end is counted here, its create and
+    # claim by the requests that made them. Only what happened: a metric is billed by the hour.
+    for metric, n in (
+        ("JobsCompleted", tally.completed),
+        ("JobsFailed", tally.failed),
+        ("JobsCancelled", tally.cancelled),
+    ):
+        if n:
+            metrics.add_metric(metric, MetricUnit.Count, n)
     return dict(answer)
 
 

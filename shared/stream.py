@@ -26,6 +26,7 @@ from shared.store.port import (
     JobChange,
     JobStorePort,
     SpaceStorePort,
+    Tally,
     TallyStorePort,
 )
 from shared.timers import Timers, period_end
@@ -75,10 +76,11 @@ class StreamProcessor:
             return Counted(record_id)
         return Counted(record_id, change.space, found[0], found[1])
 
-    def count(self, records: list[Counted]) -> int:
-        """Count a batch's records, up to its first failure, once each (`shared.store.tallies`)."""
+    def count(self, records: list[Counted]) -> Tally:
+        """Count a batch's records, up to its first failure, once each (`shared.store.tallies`):
+        what was counted now."""
         if self.tallies is None or not records:
-            return 0
+            return Tally()
         return self.tallies.count(records, self.clock.now_ms())
 
     def record(self, record: Mapping[str, Any]) -> Due | None:
@@ -137,3 +139,14 @@ class StreamProcessor:
         fails there waits for the clock."""
         once = {(target[0], target[1]): target for target in due}  # a record seen twice: one try
         self.outbox.submit(list(once.values()))
+
+
+def before_failure(order: list[str], counted: dict[str, Counted], failed: set[str]) -> list[Counted]:
+    """What a batch's records (their sequence numbers in `order`) count for, up to the first
+    that failed: Lambda sends the batch again from that record, so the rest is counted then."""
+    done: list[Counted] = []
+    for sequence in order:
+        if sequence in failed or sequence not in counted:
+            break
+        done.append(counted[sequence])
+    return done

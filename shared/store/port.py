@@ -536,8 +536,9 @@ class ScheduleStorePort(Protocol):
 class TallyStorePort(Protocol):
     """Counts kept from the stream (`shared.store.tallies`), as the stream and the reads ask."""
 
-    def count(self, records: list[Counted], now_ms: int) -> int:
-        """Count a batch's records (in order, up to its first failure) once each."""
+    def count(self, records: list[Counted], now_ms: int) -> Tally:
+        """Count a batch's records (in order, up to its first failure) once each: what was
+        counted now."""
         ...
 
     def names(self, space: str) -> dict[str, Gauges]:

@@ -113,16 +113,18 @@ class TallyStore:
 
     # -- counting ------------------------------------------------------------
 
-    def count(self, records: Sequence[Counted], now_ms: int) -> int:
+    def count(self, records: Sequence[Counted], now_ms: int) -> Tally:
         """Count `records` (a batch's, in its order, up to its first failure) once each:
-        the records counted now (those a mark showed counted before are not)."""
-        counted, i = 0, 0
+        what was counted now (not what a mark showed counted before)."""
+        counted, i = Tally(), 0
         while i < len(records):
             end = _chunk_end(records, i)
             chunk = records[i:end]
             marked = self._mark_and_add(chunk, now_ms)
             if marked is None:
-                counted += sum(1 for r in chunk if r.tally)
+                for r in chunk:
+                    if r.tally:
+                        counted.add(r.tally)
                 i = end
                 continue
             # Counted before, up to the record its mark names: go on after it.
