@@ -18,7 +18,7 @@ app = make_app()
 @app.post("/v1/spaces/<space>/jobs")
 def create_jobs(space: str) -> Response:
     authorize(app, "create", space)
-    jobs, batch = jobs_in(body(app))
+    jobs, batch = jobs_in(body(app), traceparent_header=app.current_event.headers.get("traceparent"))
     outcomes = create(runtime().context, space, jobs, batch=batch)
     metrics.add_metric("JobsCreated", MetricUnit.Count, sum(o.new for o in outcomes))
     created = [answers.Created(id=o.id, outcome="NEW" if o.new else "DUPLICATE") for o in outcomes]
