@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from shared import observability
 from tests.support import Api
 
 SPACE = "/v1/spaces/traced"
@@ -140,3 +141,25 @@ def test_a_schedules_job_may_not_carry_one(api: Api) -> None:
     answer = api.request("PUT", f"{SPACE}/schedules/daily", body)
     assert answer.status == 400
     assert answer.body["message"] == "job.traceparent: is not a known field"
+
+
+def test_create_claim_and_report_annotate_their_segment_with_the_w3c_trace_id(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    annotations: list[tuple[str, Any]] = []
+    metadata: list[tuple[str, Any]] = []
+    monkeypatch.setattr(observability.tracer, "put_annotation", lambda k, v: annotations.append((k, v)))
+    monkeypatch.setattr(observability.tracer, "put_metadata", lambda k, v: metadata.append((k, v)))
+    api.post(JOBS, [{"name": "n", "traceparent": PRODUCER}, {"name": "n", "traceparent": OTHER}])
+    assert annotations == [("w3c_trace_id", TRACE)]
+    assert metadata == [("w3c_trace_ids", [TRACE, OTHER[3:35]])]
+    annotations.clear()
+    [first, _] = claim(api, count=2)
+    assert annotations == [("w3c_trace_id", TRACE)]
+    annotations.clear()
+    report = {"id": first["id"], "attempt": first["attempt"], "complete": {"result": 1}}
+    assert api.post(f"{JOBS}:report", report).body["outcomes"] == [{"status": "COMPLETED"}]
+    assert annotations == [("w3c_trace_id", TRACE)]
+    annotations.clear()
+    api.created(SPACE, "untraced")
+    assert claim(api, "untraced") and annotations == [], "no trace, no annotation"
