@@ -8,7 +8,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from shared import render
 from shared.http import authorize, body, entrypoint, make_app, ok
 from shared.jobs.claim import claim
-from shared.observability import metrics
+from shared.observability import annotate_traces, metrics
 from shared.runtime import runtime
 from shared.schema import ClaimRequest, parse
 
@@ -29,6 +29,7 @@ def claim_jobs(space: str) -> Response:
         show=render.claimed,
     )
     metrics.add_metric("JobsClaimed", MetricUnit.Count, len(jobs))
+    annotate_traces(j.get("traceparent") for j in jobs)
     # Each job is rendered once, as the claim measured it (`render.claimed`): checking the
     # envelope again would walk every payload once more, on the largest answers.
     return ok({"jobs": jobs} | runtime().wake.shown())

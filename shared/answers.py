@@ -170,6 +170,8 @@ class JobSummary(Answer):
     """The failed job this one retries (`jobs:retry`)."""
     schedule: Fired | Omitted = omitted()
     """The schedule that made it, and for which fire time."""
+    traceparent: str | Omitted = omitted()
+    """The W3C trace context it was created with (its own field, or the create's header)."""
 
 
 class Job(JobSummary):
@@ -208,6 +210,9 @@ class Claimed(Answer):
     guarantee: Literal["AT_MOST_ONCE"] | Omitted = omitted()
     """Shown for an AT_MOST_ONCE job only: a worker must not give it back (release) once its
     handler has started, nor run it again."""
+    traceparent: str | Omitted = omitted()
+    """The W3C trace context the job was created with, when it has one: the worker's spans
+    for this attempt continue that trace (their parent is the producer's span)."""
 
 
 class ClaimedJobs(Answer):

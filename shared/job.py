@@ -198,6 +198,8 @@ class Job:
     holds: frozenset[str] = frozenset()
     """The counts it holds a place in (`Hold` tags: its space's `maxInFlight`, a name's or a
     key's slot): a transition that lets go of one releases it in the same write."""
+    traceparent: str | None = None
+    """The producer's W3C trace context (`traceparent`), handed to each attempt's worker."""
 
     def purged(self, now_ms: int) -> bool:
         """Past its retention at `now_ms`: gone for every read, even before the store has

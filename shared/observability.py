@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from aws_lambda_powertools.metrics.provider.cloudwatch_emf.metric_properties import (
@@ -27,3 +29,22 @@ class QuietMetrics(Metrics):
 logger = Logger(service="emit")
 metrics = QuietMetrics(namespace="Emit", service="emit")
 tracer = Tracer(service="emit")
+
+W3C_TRACE_ID = "w3c_trace_id"
+"""The X-Ray annotation naming the W3C trace a request's jobs carry (`traceparent`): X-Ray's
+own trace id is the function's, so this is how a producer's trace is found there
+(`annotation.w3c_trace_id = "<32 hex>"`)."""
+W3C_TRACE_IDS = "w3c_trace_ids"
+"""The segment's metadata listing every W3C trace id, when its jobs carry more than one."""
+
+
+def annotate_traces(traceparents: Iterable[str | None]) -> None:
+    """Put the W3C trace ids of the jobs a request dealt with on this function's X-Ray
+    segment: the first as the annotation (one value per key), all of them as metadata when
+    there are several. Nothing when tracing is off or no job carries a trace."""
+    ids = list(dict.fromkeys(t[3:35] for t in traceparents if t))
+    if not ids:
+        return
+    tracer.put_annotation(W3C_TRACE_ID, ids[0])
+    if len(ids) > 1:
+        tracer.put_metadata(W3C_TRACE_IDS, ids)

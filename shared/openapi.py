@@ -19,8 +19,10 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json
 from shared import answers, limits
 from shared.routes import ROUTES, Route
 from shared.schema import (
+    MAX_TRACEPARENT_CHARS,
     NAME_PATTERN,
     SPACE_PATTERN,
+    TRACEPARENT_PATTERN,
     Body,
     ClaimRequest,
     NewFollowLink,
@@ -70,6 +72,8 @@ def _one_or_many(item: type[BaseModel], batch: type[BaseModel], most: int) -> di
 
 @dataclass(frozen=True)
 class Query:
+    """A query parameter (or, in `Operation.headers`, a request header)."""
+
     name: str
     schema: dict[str, Any]
     description: str
@@ -81,6 +85,11 @@ LIMIT = Query(
     "Most entries in the page.",
 )
 CURSOR = Query("cursor", {"type": "string"}, "From the previous page's `cursor`.")
+TRACEPARENT_HEADER = Query(
+    "traceparent",
+    {"type": "string", "pattern": TRACEPARENT_PATTERN, "maxLength": MAX_TRACEPARENT_CHARS},
+    "W3C Trace Context: given to each job of the request that has no `traceparent` of its own.",
+)
 
 
 @dataclass(frozen=True)
@@ -94,6 +103,8 @@ class Operation:
     body: type[BaseModel] | dict[str, Any] | None = None
     status: int = 200
     query: tuple[Query, ...] = ()
+    headers: tuple[Query, ...] = ()
+    """Request headers it reads (besides `Authorization`)."""
     description: str = ""
     error_text: tuple[tuple[int, str], ...] = ()
     """What an error status means here, where it differs from `ERROR_TEXT`."""
@@ -126,6 +137,7 @@ OPERATIONS: dict[str, Operation] = {
         {"anyOf": [_ref(answers.Created), _ref(answers.CreatedBatch)]},
         (*CLIENT, 429),
         body=_one_or_many(NewJob, JobBatch, limits.MAX_JOBS_PER_CREATE),
+        headers=(TRACEPARENT_HEADER,),
         description="A batch is validated whole: one invalid job refuses the request and nothing "
         'is kept. One job answers `Created`; an array or `{"jobs": [...]}` answers `CreatedBatch`.',
     ),
@@ -448,9 +460,10 @@ def _operation(route: Route) -> dict[str, Any]:
         "summary": op.summary,
         "description": " ".join(part for part in (op.description, needs) if part),
     }
+    given = [("query", q) for q in op.query] + [("header", h) for h in op.headers]
     parameters = _path_parameters(route) + [
-        {"name": q.name, "in": "query", "required": False, "schema": q.schema, "description": q.description}
-        for q in op.query
+        {"name": p.name, "in": at, "required": False, "schema": p.schema, "description": p.description}
+        for at, p in given
     ]
     if parameters:
         out["parameters"] = parameters

@@ -75,6 +75,8 @@ def job(
         fields["retryOf"] = j.retry_of
     if j.schedule is not None:
         fields["schedule"] = answers.Fired(id=j.schedule.schedule_id, atMs=j.schedule.at_ms)
+    if j.traceparent is not None:
+        fields["traceparent"] = j.traceparent
     if not bodies:
         return answers.JobSummary(**fields).shown()
     fields["payload"] = j.payload
@@ -181,6 +183,8 @@ def delivery(state: DeliveryState) -> answers.Delivery:
 def claimed(j: Job) -> dict[str, Any]:
     """A job a claim hands out, as `answers.Claimed` shows it (`shared.jobs.claim` measures it)."""
     fields: dict[str, Any] = {"guarantee": j.guarantee} if j.guarantee == AT_MOST_ONCE else {}
+    if j.traceparent is not None:
+        fields["traceparent"] = j.traceparent
     return answers.Claimed(
         id=j.id,
         attempt=j.attempt,

@@ -18,6 +18,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
@@ -91,6 +92,43 @@ MAX_CALLBACK_HEADER_BYTES = 8 * 1024
 
 
 JobName = Annotated[str, Field(pattern=NAME_PATTERN)]
+
+
+TRACEPARENT_RULE = (
+    "must be a W3C traceparent: 00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>, "
+    "in lowercase, neither id all zeros"
+)
+MAX_TRACEPARENT_CHARS = 512
+"""A later version may add fields after the four (kept off: only the four are stored)."""
+_TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-[\x20-\x7e]*)?")
+TRACEPARENT_PATTERN = r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-[\x20-\x7e]*)?$"
+"""What the OpenAPI document shows; `traceparent` checks the rest (ids not all zeros, no
+version ff, nothing after the four fields in version 00)."""
+
+
+def traceparent(value: str) -> str:
+    """`value` as kept, if it is a W3C Trace Context `traceparent`: version 00 exactly as the
+    spec spells it; a later version (01 to fe, which this reader does not know) by its
+    first four fields, which the spec says every version keeps, and only those are kept.
+    Version ff is invalid, as is an all-zero trace id or parent id."""
+    found = _TRACEPARENT.fullmatch(value) if len(value) <= MAX_TRACEPARENT_CHARS else None
+    if found is None:
+        raise ValueError(TRACEPARENT_RULE)
+    version, trace_id, parent_id, _flags, rest = found.groups()
+    if version == "ff":
+        raise ValueError(f"{TRACEPARENT_RULE} (version ff is invalid)")
+    if version == "00" and rest is not None:
+        raise ValueError(f"{TRACEPARENT_RULE} (version 00 has exactly four fields)")
+    if trace_id == "0" * 32 or parent_id == "0" * 16:
+        raise ValueError(TRACEPARENT_RULE)
+    return value[:55]
+
+
+Traceparent = Annotated[
+    str,
+    AfterValidator(traceparent),
+    WithJsonSchema({"type": "string", "pattern": TRACEPARENT_PATTERN, "maxLength": MAX_TRACEPARENT_CHARS}),
+]
 Ms = Annotated[int, Field(ge=0)]
 
 
@@ -148,6 +186,11 @@ class NewJob(JobTemplate):
     runAtMs: Ms | None = None
     expiresAtMs: Ms | None = None
     """The job's deadline: not finished by then, it is cancelled (at most a year ahead)."""
+    traceparent: Traceparent | None = None
+    """The producer's W3C trace context, handed to the worker in the claim answer so that its
+    spans continue the producer's trace. Left out, the request's `traceparent` header (if
+    any) applies. Not a schedule's field (`JobTemplate`): one fixed trace for every job a
+    schedule makes would join unrelated runs into one trace."""
 
     @model_validator(mode="after")
     def _one_start_time(self) -> NewJob:
@@ -496,8 +539,28 @@ def _message(error: ErrorDetails) -> str:
     return error["msg"]
 
 
-def jobs_in(body: Any) -> tuple[list[NewJob], bool]:
-    """One job, an array, or {"jobs": [...]}; answers the jobs and whether it was a batch."""
+def jobs_in(body: Any, *, traceparent_header: str | None = None) -> tuple[list[NewJob], bool]:
+    """One job, an array, or {"jobs": [...]}; answers the jobs and whether it was a batch.
+    `traceparent_header`: the request's `traceparent`, given to each job that has none of
+    its own (a job's own field wins); refused, naming `header traceparent`, when malformed."""
+    header = _header_traceparent(traceparent_header)
+    jobs, batch = _jobs_in(body)
+    if header is not None:
+        given = {"traceparent": header}
+        jobs = [j if j.traceparent is not None else j.model_copy(update=given) for j in jobs]
+    return jobs, batch
+
+
+def _header_traceparent(value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return traceparent(value.strip(" \t"))
+    except ValueError as exc:
+        raise InvalidArgument(f"header traceparent: {exc}") from None
+
+
+def _jobs_in(body: Any) -> tuple[list[NewJob], bool]:
     if isinstance(body, dict) and "jobs" in body and "name" not in body:
         extra = sorted(set(body) - {"jobs"})
         if extra:

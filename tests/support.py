@@ -64,8 +64,9 @@ class Api:
         token: str | bool | None = True,
         query: dict[str, Any] | None = None,
         raw: bytes | None = None,
+        headers: dict[str, str] | None = None,
     ) -> Answer:
-        headers = {"content-type": "application/json", "user-agent": "tests"}
+        headers = {"content-type": "application/json", "user-agent": "tests", **(headers or {})}
         bearer = self.token if token is True else token
         if bearer:
             headers["authorization"] = f"Bearer {bearer}"

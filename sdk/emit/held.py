@@ -55,6 +55,7 @@ class HeldJob(Generic[P]):
         payload: P,
         space: str,
         guarantee: Guarantee = "at_least_once",
+        traceparent: str | None = None,
     ) -> None:
         self.id = id
         self.name = name
@@ -63,6 +64,9 @@ class HeldJob(Generic[P]):
         self.space = space
         self.guarantee: Guarantee = guarantee
         """`at_most_once`: once the handler has started, the worker never gives the job back."""
+        self.traceparent = traceparent
+        """The producer's W3C trace context, if the job has one. With OpenTelemetry installed,
+        the worker runs the handler in a span whose parent it names (`emit.tracing`)."""
         self.signal = threading.Event()
         self.stop_reason: str | None = None
         """Why `signal` was set: `finished` (cancelled, or finished elsewhere), `stale`,

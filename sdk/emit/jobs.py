@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
+from emit import tracing
 from emit.models import (
     Backoff,
     Callback,
@@ -69,6 +70,7 @@ class Jobs:
         expires_in_ms: int | None = None,
         expires_at: datetime | None = None,
         expires_in: timedelta | None = None,
+        traceparent: str | None = None,
     ) -> Created:
         """Create one job. With a `key`, a repeat answers the earlier job (`duplicate`), so
         the call is also safe to send again after a lost answer, and the SDK does.
@@ -79,7 +81,11 @@ class Jobs:
         lease that ends without a report moves it to `stalled`. A deadline (`expires_at`, a
         datetime, or `expires_in`, a timedelta from now; or the same in Unix ms: one of the
         four): not finished by then, the job is cancelled with error `expired`, and never
-        handed out after it."""
+        handed out after it.
+
+        With OpenTelemetry installed (the `otel` extra), the current span's context is sent
+        (the `traceparent` header), so the job's worker continues this trace; `traceparent`
+        gives the job a W3C trace context of its own instead."""
         if expires_at is not None:
             if expires_at.tzinfo is None:
                 raise ValueError("expires_at: give a timezone-aware datetime")
@@ -102,14 +108,18 @@ class Jobs:
             guarantee=guarantee,
             expires_at_ms=expires_at_ms,
             expires_in_ms=expires_in_ms,
+            traceparent=traceparent,
         )
-        answer = self._transport.call("POST", self._path(), body=job.to_api(), repeatable=key is not None)
+        answer = self._transport.call(
+            "POST", self._path(), body=job.to_api(), repeatable=key is not None, headers=tracing.headers()
+        )
         return Created.from_api(answer)
 
     def create_many(self, jobs: Iterable[NewJob | Mapping[str, Any]]) -> builtins.list[Created]:
         """Create up to 1,000 jobs in one call, all or none; the answers are in the order sent.
 
-        Each job is a `NewJob`, or a mapping of its fields (`{"name": ..., "key": ...}`)."""
+        Each job is a `NewJob`, or a mapping of its fields (`{"name": ..., "key": ...}`). The
+        current OpenTelemetry context goes with them as `create`'s does."""
         batch = [j if isinstance(j, NewJob) else NewJob(**j) for j in jobs]
         if not batch:
             return []
@@ -118,6 +128,7 @@ class Jobs:
             self._path(),
             body={"jobs": [j.to_api() for j in batch]},
             repeatable=all(j.key is not None for j in batch),
+            headers=tracing.headers(),
         )
         return [Created.from_api(c) for c in answer["jobs"]]
 

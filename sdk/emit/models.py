@@ -78,6 +78,9 @@ class NewJob:
     """The deadline (Unix ms): not finished by then, the job is cancelled (`expired`)."""
     expires_in_ms: int | None = None
     """The deadline as a time from the create; not with `expires_at_ms`."""
+    traceparent: str | None = None
+    """A W3C trace context for this job; left None, `create` sends the current OpenTelemetry
+    context (when OpenTelemetry is installed and a span is active) for every job of the call."""
 
     def to_api(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "payload": self.payload}
@@ -97,6 +100,7 @@ class NewJob:
             "guarantee": self.guarantee.upper() if self.guarantee else None,
             "expiresAtMs": self.expires_at_ms,
             "expiresInMs": self.expires_in_ms,
+            "traceparent": self.traceparent,
         }
         out.update((k, v) for k, v in options.items() if v is not None)
         return out
@@ -207,6 +211,8 @@ class Job:
     """The failed job this one retries (`jobs.retry`)."""
     schedule: Fired | None = None
     """The schedule that made it (`emit.schedules`), and for which fire time."""
+    traceparent: str | None = None
+    """The W3C trace context it was created with, if any: its worker's spans continue it."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -252,6 +258,7 @@ class Job:
             waiting_on=WaitingOn.from_api(data["waitingOn"]) if data.get("waitingOn") else None,
             retry_of=data.get("retryOf"),
             schedule=Fired.from_api(data["schedule"]) if data.get("schedule") else None,
+            traceparent=data.get("traceparent"),
             raw=dict(data),
         )
 
@@ -357,6 +364,8 @@ class Claimed:
     lease_until_ms: int
     guarantee: Guarantee = "at_least_once"
     """`at_most_once`: once its handler has started, never give it back (release)."""
+    traceparent: str | None = None
+    """The producer's W3C trace context: the worker runs the handler in a span under it."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -368,6 +377,7 @@ class Claimed:
             payload=data.get("payload"),
             lease_until_ms=int(data["leaseUntilMs"]),
             guarantee=cast(Guarantee, str(data.get("guarantee", "AT_LEAST_ONCE")).lower()),
+            traceparent=data.get("traceparent"),
             raw=dict(data),
         )
 

@@ -92,10 +92,12 @@ class Transport:
         params: Mapping[str, str | int] | None = None,
         repeatable: bool,
         timeout: float | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Any:
-        """The answer's JSON (None for an empty answer), or a typed `EmitError`."""
+        """The answer's JSON (None for an empty answer), or a typed `EmitError`. `headers`:
+        the call's own, beside the client's."""
         content = None if body is None else _dump(body)
-        headers = {"content-type": "application/json"} if content is not None else None
+        extra = dict(headers or {}) | ({"content-type": "application/json"} if content is not None else {})
         room_deadline = self.clock.monotonic() + self.room_wait
         failures = 0
         while True:
@@ -104,7 +106,7 @@ class Transport:
                     method,
                     path,
                     content=content,
-                    headers=headers,
+                    headers=extra or None,
                     params=params,
                     timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
                 )

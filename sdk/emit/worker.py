@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from emit import tracing
 from emit._aio import in_thread
 from emit.clock import Clock
 from emit.control import Release, RetryAfter, Unrecoverable
@@ -242,6 +243,7 @@ class Worker:
             payload=claimed.payload,
             space=client.space or "",
             guarantee=claimed.guarantee,
+            traceparent=claimed.traceparent,
         )
         lease, remaining, touch = self._lease_of(claimed, received[0])
         key = (claimed.id, claimed.attempt)
@@ -297,12 +299,15 @@ class Worker:
         reporter.end(hold, ending)
 
     async def _call(self, job: HeldJob[Any]) -> dict[str, Any]:
-        """Run the handler; its return or exception becomes the attempt's last report."""
+        """Run the handler (in its span, `emit.tracing`); its return or exception becomes the
+        attempt's last report."""
         try:
-            if self._is_async:
-                result = await self.handler(job)
-            else:
-                result = await in_thread(functools.partial(self.handler, job), name=f"emit-job-{job.id}")
+            with tracing.handler_span(job):
+                if self._is_async:
+                    result = await self.handler(job)
+                else:
+                    # The thread is given this task's context: the handler's span is current there.
+                    result = await in_thread(functools.partial(self.handler, job), name=f"emit-job-{job.id}")
         except Release:
             return {"release": {}}
         except Unrecoverable as exc:

@@ -117,6 +117,7 @@ class Notifier:
             made_id = notice_id(space, job.id, destination.kind, job.finished_at_ms or 0)
             # Built, not validated: the name was checked when set, and the notice is within
             # a payload's limits (`notice`) around a result checked when reported.
-            request = NewJob.model_construct(name=destination.name, payload=body)
+            # The ended job's trace, when it had one: the notice's handler joins it too.
+            request = NewJob.model_construct(name=destination.name, payload=body, traceparent=job.traceparent)
             made.append(create_once(self.ctx, space, request, made_id))
         return made

@@ -8,7 +8,7 @@ contract's shapes (`shared.answers.Outcomes`, `RetryOutcomes`) are built in one 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shared.job import JobStatus
 
@@ -18,6 +18,9 @@ class Applied:
     """The report or the cancel applied: the job's status after it."""
 
     status: JobStatus
+    traceparent: str | None = field(default=None, compare=False)
+    """A report's job's W3C trace context, if it has one: the handler annotates its X-Ray
+    segment with it (`shared.observability.annotate_traces`); never shown."""
 
 
 @dataclass(frozen=True)

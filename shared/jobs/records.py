@@ -73,6 +73,7 @@ def new_record(
         callback=Callback(request.callback.url, request.callback.headers) if request.callback else None,
         retry_of=retry_of.job_id if retry_of is not None else None,
         schedule=fired,
+        traceparent=request.traceparent,
     )
     assert job.ready_at_ms is not None
     where = place(ready_at_ms=job.ready_at_ms, now_ms=now, priority=job.priority, aging_ms=aging_ms)

@@ -70,7 +70,7 @@ def _report_one(ctx: Context, space: str, report: Report, settings: Settings) ->
     if events_full:
         message = REASONS["TOO_MANY_EVENTS"].format(max=settings.max_events)
         return Refused("TOO_MANY_EVENTS", message)
-    return Applied(job.status)
+    return Applied(job.status, job.traceparent)
 
 
 def _apply_report(

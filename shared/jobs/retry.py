@@ -148,6 +148,9 @@ def _request(old: Job, raw: bytes | None) -> dict[str, Any]:
         request["concurrencyKey"] = old.concurrency_key
     if old.callback is not None:
         request["callback"] = {"url": old.callback.url, "headers": old.callback.headers}
+    if old.traceparent is not None:
+        # The retry goes on in the old job's trace: its worker's spans join the producer's.
+        request["traceparent"] = old.traceparent
     return request
 
 

@@ -19,6 +19,8 @@ LAPSED = "lapsedAttempt"
 """The job item's last attempt whose lease ended without a report (present once one has)."""
 HOLDS = "holds"
 """The job item's string set of the holds it has (`shared.machine.Hold` tags)."""
+TRACEPARENT = "traceparent"
+"""The job item's W3C trace context, present only on a job created with one."""
 
 # Domain field -> item attribute, for the fields transitions change.
 _ATTRIBUTE = {
@@ -109,6 +111,8 @@ def job_item(
         item["retryOf"] = job.retry_of
     if job.schedule is not None:
         item["schedule"] = {"id": job.schedule.schedule_id, "atMs": job.schedule.at_ms}
+    if job.traceparent is not None:
+        item[TRACEPARENT] = job.traceparent  # only when set: most jobs carry no trace
     return item
 
 
@@ -152,6 +156,7 @@ def job_from_item(
         schedule=Fired(fired["id"], int(fired["atMs"])) if fired else None,
         lapsed_attempt=item.get(LAPSED),
         holds=frozenset(item.get(HOLDS) or ()),
+        traceparent=item.get(TRACEPARENT),
     )
 
 

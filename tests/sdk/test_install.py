@@ -1,6 +1,6 @@
 """The SDK installs alone: a fresh virtual environment gets it and what it declares
 (httpx and its dependencies), from local wheels, and `import emit` works there without
-boto3 or any of the service's own packages."""
+boto3, any of the service's own packages, or its extras (OpenTelemetry's among them)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,13 @@ CHECK = """
 import importlib.util, emit
 assert emit.Emit and emit.worker and emit.verify_signature
 from emit import cli, worker, signature
-for absent in ("boto3", "botocore", "moto", "aws_cdk", "pydantic", "shared", "devserver"):
+for absent in ("boto3", "botocore", "moto", "aws_cdk", "pydantic", "shared", "devserver", "opentelemetry"):
     assert importlib.util.find_spec(absent) is None, absent
+# Without the `otel` extra: no trace context is sent, and handlers run in no span, unharmed.
+from emit import tracing, HeldJob
+assert not tracing.available() and tracing.headers() is None
+with tracing.handler_span(HeldJob(id="j", name="n", attempt=1, payload=None, space="s", traceparent="x")):
+    pass
 print("ok", emit.__version__)
 """
 

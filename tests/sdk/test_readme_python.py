@@ -143,3 +143,19 @@ def test_the_schedules_example_makes_pauses_and_triggers_a_schedule(dev: DevServ
     assert made == "morning-report True"
     with emit.Emit(dev.url, dev.token, "billing") as client:
         assert client.schedules.get("morning-report").paused
+
+
+def test_the_traces_example_sends_its_spans_context_with_the_job(dev: DevServer) -> None:
+    ran = subprocess.run(
+        [sys.executable, "-c", example("traces")],
+        cwd=ROOT,
+        env=os.environ | {"EMIT_URL": dev.url, "EMIT_TOKEN": dev.token},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    traceparent, trace_id = ran.stdout.splitlines()
+    assert re.fullmatch(r"00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}", traceparent), traceparent
+    assert traceparent[3:35] == trace_id

@@ -360,3 +360,17 @@ def test_a_stalled_job_sends_a_failure_notice_and_notices_skip_the_names_default
     assert (alert["payload"]["jobId"], alert["payload"]["status"]) == (job_id, "STALLED")
     assert alert["payload"]["error"] == "lease expired"
     assert (alert["priority"], alert["runAtMs"]) == (0, alert["createdAtMs"]), "no jobDefaults"
+
+
+def test_a_notice_carries_the_ended_jobs_traceparent(api: Api, bg: Background) -> None:
+    traced = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    settings(api, onFailure=ON_FAILURE, onSettled=ON_SETTLED)
+    ending(api, FAIL, traceparent=traced)
+    ending(api, {"complete": {"result": 1}})
+    bg.stream()
+    [alert] = notices(api, "alert")
+    assert alert["traceparent"] == traced
+    failed, completed = notices(api, "audit")
+    assert failed["traceparent"] == traced and "traceparent" not in completed
+    [held] = api.post(f"{JOBS}:claim", {"count": 1, "names": ["alert"]}).body["jobs"]
+    assert held["traceparent"] == traced
