@@ -171,6 +171,29 @@ def test_trigger_makes_one_job_now_and_a_key_makes_it_once(
     assert api.get(f"{SCHEDULES}/every-quarter").body["lastRun"]["jobId"] == keyed.body["id"]
 
 
+def test_a_trigger_sent_again_after_a_crash_is_the_last_run_skip_waits_for(
+    api: Api, bg: Background, clock: ManualClock, rt: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A keyed trigger whose process died after making the job, before noting it as the
+    schedule's last run: the trigger sent again (DUPLICATE) notes it, so `overlap: SKIP`
+    makes no job while it is unfinished (found by tests/faults)."""
+    put(api, overlap="SKIP")
+    write = rt.context.schedules.write
+
+    def dies(*args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(rt.context.schedules, "write", write)
+        raise RuntimeError("the process died")
+
+    monkeypatch.setattr(rt.context.schedules, "write", dies)
+    assert api.post(f"{SCHEDULES}/every-quarter:trigger", {"key": "deploy-42"}).status == 500
+    again = api.post(f"{SCHEDULES}/every-quarter:trigger", {"key": "deploy-42"}).body
+    assert again["outcome"] == "DUPLICATE"
+    assert api.get(f"{SCHEDULES}/every-quarter").body["lastRun"] == {"atMs": START, "jobId": again["id"]}
+    clock.advance(QUARTER)
+    bg.tick()
+    assert [j["id"] for j in made(api)] == [again["id"]]  # still pending: the quarter skipped
+
+
 def test_a_deleted_schedule_makes_nothing_more(api: Api, bg: Background, clock: ManualClock) -> None:
     put(api)
     assert api.delete(f"{SCHEDULES}/every-quarter").status == 204
