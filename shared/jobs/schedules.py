@@ -253,6 +253,9 @@ def fire_due(ctx: Context, space: str, schedule_id: str, now_ms: int) -> Fires:
             continue  # edited, or fired by another tick, meanwhile: read it again
         if last:
             return fires
+    # Out of tries while times may still be due (a tick racing this one made their jobs
+    # first, which counts none here, or took the writes): the next tick goes on from there.
+    ctx.timers.file(space, [Timer(SCHEDULE, schedule_id, now_ms)])
     return fires
 
 

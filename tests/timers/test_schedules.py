@@ -10,6 +10,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from shared.clock import ManualClock
+from shared.job import Fired
+from shared.jobs.create import create
+from shared.jobs.schedules import fire_id
+from shared.schema import NewJob
 from tests.conftest import mint
 from tests.support import Api, Background
 
@@ -86,6 +90,30 @@ def test_a_tick_an_hour_late_makes_each_missed_time_once(
     times = quarters(START, 4)
     assert [j["schedule"]["atMs"] for j in made(api)] == times
     assert api.get(f"{SCHEDULES}/every-quarter").body["nextRunsAtMs"][0] == times[-1] + QUARTER
+
+
+def test_a_tick_whose_jobs_a_racing_tick_made_first_leaves_the_rest_to_the_next(
+    api: Api, bg: Background, clock: ManualClock, rt: Any
+) -> None:
+    """Two ticks at once over more missed times than a tick makes (`MAX_SCHEDULE_FIRES_PER_TICK`):
+    each finds about half the jobs made by the other first (DUPLICATE, which counts none), so
+    neither reached the limit before its tries ran out, and the schedule was left due with no
+    timer filed: it never fired again (two threads over 150 missed minutes did so 3 runs of 3).
+    Here one tick finds the first 100 of 150 missed minutes' jobs made, as a racing tick makes
+    them; the next ticks must go on."""
+    put(api, cron="* * * * *")
+    first = (START // MINUTE + 1) * MINUTE
+    clock.advance(150 * MINUTE)
+    read = rt.context.schedules.get("work", "every-quarter")
+    for at in range(first, first + 100 * MINUTE, MINUTE):
+        job = NewJob.model_validate(read.job)
+        create(rt.context, "work", [job], batch=False, once=fire_id(read, at), fired=Fired(read.id, at))
+    bg.tick()
+    for _ in range(3):
+        clock.advance(MINUTE)
+        bg.tick()
+    last = clock.now_ms() // MINUTE * MINUTE
+    assert [j["schedule"]["atMs"] for j in made(api)] == list(range(first, last + 1, MINUTE))
 
 
 def test_two_ticks_at_once_make_one_job(api: Api, bg: Background, clock: ManualClock) -> None:
