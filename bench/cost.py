@@ -26,6 +26,10 @@ a run's creates write it is chance). And the timers a process files once a perio
 slot, whatever the jobs (`shared.timers`: a name's never-claimed check; the books' slot
 marks): a run's few, by when its jobs fall due.
 
+Before the last two lines, what a schedule costs (`bench.schedules`): a PUT that makes one
+(`schedule put: ...`), and the tick that makes its job at a fire time, everything it does
+for it (`schedule fire: <W> write units, <R> read units, <C> calls`).
+
 The last line is `per job: <W> write units, <R> read units, <C> calls`.
 """
 
@@ -44,7 +48,7 @@ import boto3
 import httpx
 from moto import mock_aws
 
-from bench import drain
+from bench import drain, schedules
 from bench.capacity import CapacityMeter, MeteredCall, Usage
 from bench.partitions import (
     TABLE,
@@ -467,6 +471,9 @@ def main(argv: list[str] | None = None) -> int:
         measured = drain.measure(buckets=args.drain_buckets // per_claim, per_bucket=per_claim)
         print(drain.describe(measured, f"{per_claim} job{'s' if per_claim > 1 else ''} a claim"))
     print(drain.describe_idle({filed: drain.idle(filed=filed) for filed in (1, args.idle_buckets)}))
+    fired = schedules.fire_cost()
+    print(schedules.describe("schedule put", fired.put))
+    print(schedules.describe("schedule fire", fired.fire))
     own_w, own_r, own_c = typical.per_job(with_tick=False)
     print(
         f"per job without the clock's tick: {own_w:.2f} write units, {own_r:.2f} read units,"

@@ -1,5 +1,7 @@
 """`python -m bench.idle`: what one clock tick with nothing due costs, whatever the number of
-spaces (issue 19): `idle tick at <S> spaces: <N> DynamoDB calls` for 1, 1,000 and 100,000.
+spaces (issue 19): `idle tick at <S> spaces: <N> DynamoDB calls` for 1, 1,000 and 100,000;
+then of schedules: `idle tick at 100,000 schedules: <N> DynamoDB calls`, each filed at its
+next fire time, and the tick at which one of them falls due (`bench.schedules`).
 
 Each space has three names, a finished job of each, and a delivered callback (the one of
 `charge-invoice`). The first `REAL` spaces are made through the use cases (create, claim,
@@ -24,6 +26,7 @@ from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
+from bench import schedules
 from bench.capacity import CapacityMeter
 from bench.rest import at_rest
 from bench.world import moto_runtime
@@ -34,6 +37,8 @@ from shared.clock import ManualClock
 from shared.store import keys
 
 SPACES = (1, 1_000, 100_000)
+SCHEDULES = (100_000,)
+"""Schedules filed, each at its next fire time (`bench.schedules`): the tick is the same."""
 REAL = 10
 """Spaces made through the use cases; the rest are copies of them."""
 TARGET_CALLS = 10
@@ -124,9 +129,12 @@ def idle_tick(spaces: int) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spaces", type=int, nargs="*", default=list(SPACES))
+    parser.add_argument("--schedules", type=int, nargs="*", default=list(SCHEDULES))
     args = parser.parse_args(argv)
     for spaces in args.spaces:
         print(f"idle tick at {spaces:,} spaces: {idle_tick(spaces)} DynamoDB calls")
+    for count in args.schedules:
+        print("\n".join(schedules.describe_idle(schedules.idle_tick(count))))
     return 0
 
 

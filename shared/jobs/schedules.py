@@ -208,9 +208,20 @@ def trigger(ctx: Context, space: str, schedule_id: str, *, key: str | None = Non
     now = ctx.clock.now_ms()
     request = NewJob.model_validate({**read.job, **({"key": key} if key is not None else {})})
     [made] = create(ctx, space, [request], batch=False, fired=Fired(schedule_id, now))
-    if made.new:
-        _ran(ctx, read, LastRun(now, made.id))
+    # A trigger sent again (its key's job answered) notes the run too: the one that made the
+    # job may have died before it did.
+    run = LastRun(now, made.id) if made.new else _own_run(ctx, read, made.id)
+    if run is not None and run != read.last_run:
+        _ran(ctx, read, run)
     return made
+
+
+def _own_run(ctx: Context, read: Schedule, job_id: str) -> LastRun | None:
+    """The run of a job a key answered, at its own time, if this schedule made it."""
+    job = ctx.jobs.job(read.space, job_id, now_ms=ctx.clock.now_ms())
+    if job is None or job.schedule is None or job.schedule.schedule_id != read.id:
+        return None
+    return LastRun(job.schedule.at_ms, job.id)
 
 
 def _ran(ctx: Context, read: Schedule, run: LastRun) -> None:
@@ -251,6 +262,9 @@ def fire_due(ctx: Context, space: str, schedule_id: str, now_ms: int) -> Fires:
             continue  # edited, or fired by another tick, meanwhile: read it again
         if last:
             return fires
+    # Out of tries while times may still be due (a tick racing this one made their jobs
+    # first, which counts none here, or took the writes): the next tick goes on from there.
+    ctx.timers.file(space, [Timer(SCHEDULE, schedule_id, now_ms)])
     return fires
 
 

@@ -22,6 +22,7 @@ retention, key window and tombstone), and `World.problems` lists every broken pr
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import random
 import re
@@ -43,14 +44,17 @@ from devserver.wiring import BUCKET, REGION, TABLE, build_runtime, local_environ
 from shared.clock import ManualClock
 from shared.config import Config
 from shared.runtime import Runtime, install
+from shared.schedules import next_fire
 from shared.schema import NewToken
-from shared.store import dynamo
+from shared.store import dynamo, keys
 from shared.store.codec import purged
 from shared.store.deliveries import TOMBSTONE_MS
+from shared.store.timers import SCHEDULE, decode
 from tests.support import Answer, Api, Background
 
 SPACE = "crash"
 JOBS = f"/v1/spaces/{SPACE}/jobs"
+SCHEDULES = f"/v1/spaces/{SPACE}/schedules"
 HOOK = "https://hooks.example.com/emit"
 MINUTE_MS = 60_000
 DAY_MS = 86_400_000
@@ -145,6 +149,17 @@ def _unfinished(items: list[dict[str, Any]]) -> bool:
 def _stays(item: dict[str, Any]) -> bool:
     pk = item["pk"]
     return any(pk == allowed or pk.startswith(allowed) for allowed in ALLOWED_TO_STAY)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A schedule's definition as an edit's answer gave it, from when the edit was made."""
+
+    at_ms: int
+    cron: str
+    timezone: str
+    paused: bool
+    overlap: str
 
 
 @dataclass
@@ -265,6 +280,15 @@ class World:
     final: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Every job item seen, as last seen: at the end, once every job has finished (and,
     for jobs retention removed earlier, just before TTL removed them)."""
+    edits: dict[str, list[Edit]] = field(default_factory=dict)
+    """Every schedule's definitions, by id, as its edits answered them, in order: each fire
+    time a definition brought while it held must make exactly one job (`expected_fires`)."""
+    triggered: set[tuple[str, int]] = field(default_factory=set)
+    """(schedule id, time) of every trigger sent: its job carries that time, not a fire time."""
+    fired_until: int = 0
+    """When the settle stopped the schedules (`wind_down`): every fire time up to then counts."""
+    schedule_notes: list[str] = field(default_factory=list)
+    """What `wind_down` found wrong with a schedule before it made it fire once more."""
 
     # -- what clients do ------------------------------------------------------
 
@@ -301,6 +325,29 @@ class World:
 
     def cancel(self, ids: list[str]) -> Answer:
         return self.request("POST", f"{JOBS}:cancel", ids)
+
+    def put_schedule(self, schedule_id: str, body: dict[str, Any]) -> Answer:
+        return self._edited(schedule_id, self.request("PUT", f"{SCHEDULES}/{schedule_id}", body))
+
+    def patch_schedule(self, schedule_id: str, changes: dict[str, Any]) -> Answer:
+        return self._edited(schedule_id, self.request("PATCH", f"{SCHEDULES}/{schedule_id}", changes))
+
+    def _edited(self, schedule_id: str, answer: Answer) -> Answer:
+        if answer.status == 200:
+            b = answer.body
+            edit = Edit(self.clock.now_ms(), b["cron"], b["timezone"], b["paused"], b["overlap"])
+            self.edits.setdefault(schedule_id, []).append(edit)
+        return answer
+
+    def trigger(self, schedule_id: str, key: str | None = None) -> Answer:
+        self.triggered.add((schedule_id, self.clock.now_ms()))
+        body = {"key": key} if key is not None else None
+        answer = self.request("POST", f"{SCHEDULES}/{schedule_id}:trigger", body)
+        if answer.status == 200:
+            self.answered.add(answer.body["id"])
+        if key is not None:
+            self.one_per_key.add(key)
+        return answer
 
     # -- what runs without a request -------------------------------------------
 
@@ -346,25 +393,18 @@ class World:
         """Workers finish what they hold, then claim and complete everything; the stream and
         the clock run, time passes beyond every lease and callback retry; until every job
         has finished and no callback is pending (a callback the stream never recorded is
-        found by the clock a grace minute after its job finished). Then time passes beyond
-        retention, TTL removes the finished jobs, and the clock and the stream clean up
-        after them; then beyond the TTLs that cleanup set (a delivery's tombstone, two
+        found by the clock a grace minute after its job finished). With schedules, each is
+        made to fire once more (`wind_down`), and deleted, and its jobs finished. Then time
+        passes beyond retention, TTL removes the finished jobs, and the clock and the stream
+        clean up after them; then beyond the TTLs that cleanup set (a delivery's tombstone, two
         days; a key item, a day after its job finished), and TTL removes those too."""
         self.bg.stream()
         for job_id, attempt in list(self.held):
             self.report(job_id, attempt, complete={"result": "done"})
-        for _ in range(rounds):
-            while jobs := self.claim(100):
-                for job in jobs:
-                    self.report(job["id"], job["attempt"], complete={"result": "done"})
-            self.bg.stream()
-            items = self.items()
-            if not _unfinished(items):
-                break
-            self.clock.advance(6 * MINUTE_MS)  # past the 5-minute default lease and every retry wait
-            self.tick_invoke()
-        else:
-            items = self.items()  # as the last tick left them: something is stuck
+        items = self.finish(rounds)
+        if self.edits:
+            self.wind_down()
+            items = self.finish(rounds)
         jobs_now = [item for item in items if item["pk"].startswith("J#")]
         self.observe(jobs_now)
         self.read_journals(jobs_now)
@@ -383,6 +423,66 @@ class World:
         for _ in range(3):
             self.clock.advance(6 * MINUTE_MS)
             self.tick_invoke()
+
+    def finish(self, rounds: int) -> list[dict[str, Any]]:
+        """Claim and complete everything; the stream and the clock run, time passes beyond
+        every lease and callback retry; until every job has finished and no callback is
+        pending. The items then (or as the last tick left them: something is stuck)."""
+        for _ in range(rounds):
+            while jobs := self.claim(100):
+                for job in jobs:
+                    self.report(job["id"], job["attempt"], complete={"result": "done"})
+            self.bg.stream()
+            items = self.items()
+            if not _unfinished(items):
+                return items
+            self.clock.advance(6 * MINUTE_MS)  # past the 5-minute default lease and every retry wait
+            self.tick_invoke()
+        return self.items()
+
+    def wind_down(self) -> None:
+        """Every schedule, once its jobs so far have finished: its `lastRun` must be its latest
+        job, and its next fire time filed in the timer book; time then passes to the latest
+        of those times and the clock ticks, which must make each one's job (`problems` counts
+        them, every fire time up to now). Then each schedule is deleted, so that none fires
+        while time passes beyond retention."""
+        live = self.items(keys.schedule(SPACE, "")["pk"])
+        filed = {
+            (bucket["space"], timer.subject, timer.due_ms)
+            for bucket in self.items(keys.TIMER_PREFIX)
+            for timer in decode(bucket["jobs"])
+            if timer.kind == SCHEDULE
+        }
+        jobs = self.items("J#")
+        now = self.clock.now_ms()
+        nexts = [now]
+        for item in live:
+            self.schedule_notes += _last_run_problems(item, jobs)
+            if item["paused"] or "nextAtMs" not in item:
+                continue
+            at = int(item["nextAtMs"])
+            if (SPACE, item["id"], at) not in filed:
+                self.schedule_notes.append(f"schedule {item['id']}: its next fire time {at} is not filed")
+            nexts.append(at)
+        self.clock.advance(max(nexts) - now)
+        self.tick_invoke()
+        self.fired_until = self.clock.now_ms()
+        for item in live:
+            self.request("DELETE", f"{SCHEDULES}/{item['id']}")
+
+    def expected_fires(self, schedule_id: str) -> dict[int, str]:
+        """The fire times that came while each definition of the schedule held (from its
+        edit to the next, or to `fired_until`), unpaused, each with its `overlap` then."""
+        edits = self.edits.get(schedule_id, [])
+        out: dict[int, str] = {}
+        for edit, following in zip(edits, [*edits[1:], None], strict=True):
+            until = following.at_ms - 1 if following is not None else self.fired_until
+            at: int | None = edit.at_ms
+            while not edit.paused and (at := next_fire(edit.cron, edit.timezone, at)) is not None:
+                if at > until:
+                    break
+                out[at] = edit.overlap
+        return out
 
     def read_journals(self, jobs: list[dict[str, Any]], *, most_pages: int = 20) -> None:
         """Read the lines and events of these jobs as a client pages through them: each
@@ -458,6 +558,7 @@ class World:
                 found.append(f"job {job_id} attempt {attempt} was handed out {times} times")
         found += self._callback_problems()
         found += self._notice_problems()
+        found += self.schedule_notes + self._schedule_problems()
         found += self._leftovers(left)
         found += self._counts(left)
         return found
@@ -500,6 +601,23 @@ class World:
             found.append(f"a callback for job {job_id}, which never finished, succeeded")
         return found
 
+    def _schedule_problems(self) -> list[str]:
+        """Exactly one job per schedule and fire time that came while it was unpaused (none
+        for a time that is not one), but for a time `overlap: SKIP` passed over while an
+        earlier job was unfinished; and SKIP made none while its last job was unfinished."""
+        found: list[str] = []
+        made: dict[str, list[dict[str, Any]]] = {}
+        for item in self.final.values():
+            if "schedule" in item:
+                made.setdefault(item["schedule"]["id"], []).append(item)
+        for sid in sorted(self.edits.keys() | made.keys()):
+            jobs = sorted(made.get(sid, []), key=lambda j: (_fired_at(j), j["createdAtMs"]))
+            fires = [j for j in jobs if (sid, _fired_at(j)) not in self.triggered]
+            expected = self.expected_fires(sid)
+            found += _fire_counts(sid, jobs, fires, expected)
+            found += _overlaps(sid, jobs, fires, expected)
+        return found
+
     def _notice_problems(self) -> list[str]:
         if not self.notify:
             return []
@@ -540,6 +658,62 @@ class World:
                     named.add(f"{SPACE}/{item['sk']}/{place or name}")
         found += [f"left behind in S3: {key}" for key in self.objects() if key in named]
         return found
+
+
+def _fired_at(job: dict[str, Any]) -> int:
+    return int(job["schedule"]["atMs"])
+
+
+def _unfinished_at(jobs: list[dict[str, Any]], at: int) -> bool:
+    """Whether a job of the schedule made for an earlier time was still unfinished at `at`."""
+    return any(_fired_at(j) < at and j.get("finishedAtMs", at + 1) > at for j in jobs)
+
+
+def _fire_counts(
+    sid: str, jobs: list[dict[str, Any]], fires: list[dict[str, Any]], expected: dict[int, str]
+) -> list[str]:
+    found = []
+    counted = Counter(_fired_at(j) for j in fires)
+    for at, n in sorted(counted.items()):
+        if at not in expected:
+            found.append(f"schedule {sid} made {n} jobs for {at}, which is none of its fire times")
+        elif n > 1:
+            found.append(f"schedule {sid} made {n} jobs for its fire time {at}, not one")
+    for at, overlap in sorted(expected.items()):
+        if counted[at] == 0 and not (overlap == "SKIP" and _unfinished_at(jobs, at)):
+            found.append(f"schedule {sid} made no job for its fire time {at}")
+    return found
+
+
+def _overlaps(
+    sid: str, jobs: list[dict[str, Any]], fires: list[dict[str, Any]], expected: dict[int, str]
+) -> list[str]:
+    """Jobs `overlap: SKIP` made while the job before them was unfinished. The clock moves
+    only by hand: a last job finished in the very ms its follower was made counts as
+    unfinished (no scenario finishes one at a fire's tick)."""
+    found = []
+    for last, job in itertools.pairwise(jobs):
+        skip = expected.get(_fired_at(job)) == "SKIP" and job in fires
+        if skip and last.get("finishedAtMs", job["createdAtMs"]) >= job["createdAtMs"]:
+            found.append(
+                f"schedule {sid} (overlap SKIP) made {job['sk']} for {_fired_at(job)} while its"
+                f" last job {last['sk']} was unfinished"
+            )
+    return found
+
+
+def _last_run_problems(schedule: dict[str, Any], jobs: list[dict[str, Any]]) -> list[str]:
+    """A schedule's `lastRun` must name its latest job (a fire's or a trigger's): what
+    `overlap: SKIP` waits for."""
+    mine = [j for j in jobs if j.get("schedule", {}).get("id") == schedule["id"]]
+    noted = (schedule.get("lastRun") or {}).get("jobId")
+    if not mine:
+        return [] if noted is None else [f"schedule {schedule['id']}: its lastRun {noted} is no job of it"]
+    latest = max(_fired_at(j) for j in mine)
+    ids = sorted(j["sk"] for j in mine if _fired_at(j) == latest)
+    if noted not in ids:
+        return [f"schedule {schedule['id']}: its lastRun is {noted}, not its latest job {' or '.join(ids)}"]
+    return []
 
 
 class ShardReader:

@@ -357,6 +357,82 @@ DEADLINES = [
 """Jobs with deadlines: filed before they exist, cancelled once by whoever finds them past it
 (the clock, a claim, a report), their holds let go, their bucket removed."""
 
+EVERY_MINUTE = {"cron": "* * * * *", "job": {"name": "n", "payload": {"n": 1}}}
+"""A schedule that fires at every minute (the harness's clock starts 20 s past one)."""
+
+
+def past_next_minute(w: World) -> None:
+    w.clock.advance(MINUTE_MS - w.clock.now_ms() % MINUTE_MS + 1_000)
+
+
+def schedule_made(**fields: Any) -> Callable[[World], None]:
+    def setup(w: World) -> None:
+        w.put_schedule("every-minute", EVERY_MINUTE | fields)
+
+    return setup
+
+
+def schedule_due(**fields: Any) -> Callable[[World], None]:
+    """A schedule whose first fire time has just passed: the tick makes its job."""
+
+    def setup(w: World) -> None:
+        schedule_made(**fields)(w)
+        past_next_minute(w)
+
+    return setup
+
+
+def schedule_fired(*, finished: bool, due: bool = True, **fields: Any) -> Callable[[World], None]:
+    """A schedule whose first job the clock made (claimed; `finished`: completed), and whose
+    second fire time has just passed (`due`; else it is ahead)."""
+
+    def setup(w: World) -> None:
+        schedule_due(**fields)(w)
+        w.tick_invoke()
+        [job] = w.claim(1)
+        if finished:
+            w.report(job["id"], job["attempt"], complete={"result": "r"})
+        w.bg.stream()
+        if due:
+            past_next_minute(w)
+
+    return setup
+
+
+SCHEDULES = [
+    Operation("schedule-put", nothing, lambda w, _: w.put_schedule("every-minute", EVERY_MINUTE)),
+    # From every minute to half past each hour, between two minutes: the timer of the next
+    # minute stays filed, and must make nothing.
+    Operation(
+        "schedule-patch-cron",
+        schedule_fired(finished=True, due=False),
+        lambda w, _: w.patch_schedule("every-minute", {"cron": "30 * * * *"}),
+    ),
+    # A trigger is the schedule's last run, which `overlap: SKIP` waits for.
+    Operation(
+        "schedule-trigger-keyed",
+        schedule_made(overlap="SKIP"),
+        lambda w, _: w.trigger("every-minute", key="deploy-42"),
+    ),
+    Operation("tick-schedule-fire", schedule_due(), lambda w, _: w.tick_invoke(), next_tick),
+    # SKIP, the last job finished: the fire looks for its own job, then the last one, and makes it.
+    Operation(
+        "tick-schedule-fire-skip",
+        schedule_fired(finished=True, overlap="SKIP"),
+        lambda w, _: w.tick_invoke(),
+        next_tick,
+    ),
+    # SKIP, the last job still running: the time is passed over, and the next filed.
+    Operation(
+        "tick-schedule-skip-running",
+        schedule_fired(finished=False, overlap="SKIP"),
+        lambda w, _: w.tick_invoke(),
+        next_tick,
+    ),
+]
+"""Schedules: their edits, a trigger, and the clock's fires (issue 20): one job per fire time,
+never two, never none; a timer filed for the next; SKIP never overlapping its last job."""
+
 OPERATIONS = [
     Operation(
         "create-single", nothing, lambda w, _: w.create({"name": "n", "payload": SIDE, "callback": CALLBACK})
@@ -445,6 +521,7 @@ OPERATIONS = [
     *LIMITED,
     *KEYED,
     *DEADLINES,
+    *SCHEDULES,
 ]
 BY_NAME = {op.name: op for op in OPERATIONS}
 

@@ -10,6 +10,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from shared.clock import ManualClock
+from shared.job import Fired
+from shared.jobs.create import create
+from shared.jobs.schedules import fire_id
+from shared.schema import NewJob
 from tests.conftest import mint
 from tests.support import Api, Background
 
@@ -88,6 +92,30 @@ def test_a_tick_an_hour_late_makes_each_missed_time_once(
     times = quarters(START, 4)
     assert [j["schedule"]["atMs"] for j in made(api)] == times
     assert api.get(f"{SCHEDULES}/every-quarter").body["nextRunsAtMs"][0] == times[-1] + QUARTER
+
+
+def test_a_tick_whose_jobs_a_racing_tick_made_first_leaves_the_rest_to_the_next(
+    api: Api, bg: Background, clock: ManualClock, rt: Any
+) -> None:
+    """Two ticks at once over more missed times than a tick makes (`MAX_SCHEDULE_FIRES_PER_TICK`):
+    each finds about half the jobs made by the other first (DUPLICATE, which counts none), so
+    neither reached the limit before its tries ran out, and the schedule was left due with no
+    timer filed: it never fired again (two threads over 150 missed minutes did so 3 runs of 3).
+    Here one tick finds the first 100 of 150 missed minutes' jobs made, as a racing tick makes
+    them; the next ticks must go on."""
+    put(api, cron="* * * * *")
+    first = (START // MINUTE + 1) * MINUTE
+    clock.advance(150 * MINUTE)
+    read = rt.context.schedules.get("work", "every-quarter")
+    for at in range(first, first + 100 * MINUTE, MINUTE):
+        job = NewJob.model_validate(read.job)
+        create(rt.context, "work", [job], batch=False, once=fire_id(read, at), fired=Fired(read.id, at))
+    bg.tick()
+    for _ in range(3):
+        clock.advance(MINUTE)
+        bg.tick()
+    last = clock.now_ms() // MINUTE * MINUTE
+    assert [j["schedule"]["atMs"] for j in made(api)] == list(range(first, last + 1, MINUTE))
 
 
 def test_two_ticks_at_once_make_one_job(api: Api, bg: Background, clock: ManualClock) -> None:
@@ -171,6 +199,29 @@ def test_trigger_makes_one_job_now_and_a_key_makes_it_once(
     assert len(jobs) == 2
     assert {j["schedule"]["atMs"] for j in jobs} == {START + 1234}
     assert api.get(f"{SCHEDULES}/every-quarter").body["lastRun"]["jobId"] == keyed.body["id"]
+
+
+def test_a_trigger_sent_again_after_a_crash_is_the_last_run_skip_waits_for(
+    api: Api, bg: Background, clock: ManualClock, rt: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A keyed trigger whose process died after making the job, before noting it as the
+    schedule's last run: the trigger sent again (DUPLICATE) notes it, so `overlap: SKIP`
+    makes no job while it is unfinished (found by tests/faults)."""
+    put(api, overlap="SKIP")
+    write = rt.context.schedules.write
+
+    def dies(*args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(rt.context.schedules, "write", write)
+        raise RuntimeError("the process died")
+
+    monkeypatch.setattr(rt.context.schedules, "write", dies)
+    assert api.post(f"{SCHEDULES}/every-quarter:trigger", {"key": "deploy-42"}).status == 500
+    again = api.post(f"{SCHEDULES}/every-quarter:trigger", {"key": "deploy-42"}).body
+    assert again["outcome"] == "DUPLICATE"
+    assert api.get(f"{SCHEDULES}/every-quarter").body["lastRun"] == {"atMs": START, "jobId": again["id"]}
+    clock.advance(QUARTER)
+    bg.tick()
+    assert [j["id"] for j in made(api)] == [again["id"]]  # still pending: the quarter skipped
 
 
 def test_a_deleted_schedule_makes_nothing_more(api: Api, bg: Background, clock: ManualClock) -> None:

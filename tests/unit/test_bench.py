@@ -118,6 +118,7 @@ def test_make_bench_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> No
     assert cost.main(["--jobs", "20", "--batch", "10", "--drain-buckets", "40", "--idle-buckets", "100"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert out[-1].startswith("per job: ") and out[-2].startswith("per job without the clock's tick: ")
+    assert out[-4].startswith("schedule put: ") and out[-3].startswith("schedule fire: ")
     assert [line.split(":")[0] for line in out if "busiest key" in line] == [
         "20 jobs a create, 10 a claim and a report",
         "1 jobs a create, 1 a claim and a report",
@@ -142,5 +143,5 @@ def test_an_idle_tick_costs_the_same_at_any_number_of_spaces(spaces: int) -> Non
 
 
 def test_bench_idle_prints_its_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert idle.main(["--spaces", "2"]) == 0
+    assert idle.main(["--spaces", "2", "--schedules"]) == 0
     assert capsys.readouterr().out.splitlines() == ["idle tick at 2 spaces: 1 DynamoDB calls"]
