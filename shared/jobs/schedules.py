@@ -105,14 +105,18 @@ def patch(ctx: Context, space: str, schedule_id: str, changes: SchedulePatch) ->
 
 
 def delete(ctx: Context, space: str, schedule_id: str) -> None:
+    """Delete the schedule, then its listing entry. A delete killed between the two is
+    answered 404 when sent again, and takes the entry left behind with it."""
     for _ in range(WRITE_ATTEMPTS):
-        read = get(ctx, space, schedule_id)
+        read = ctx.schedules.get(space, schedule_id)
+        if read is None:
+            ctx.schedules.unlist(space, schedule_id)
+            raise NotFound(f"schedule {schedule_id} not found in space {space}")
         try:
             ctx.schedules.delete(space, read)
             return
-        except ScheduleConflict as conflict:
-            if conflict.current is None:
-                raise NotFound(f"schedule {schedule_id} not found in space {space}") from None
+        except ScheduleConflict:
+            continue  # changed or deleted meanwhile: read it again
     raise _busy(schedule_id)
 
 
@@ -260,8 +264,8 @@ def fire_due(ctx: Context, space: str, schedule_id: str, now_ms: int) -> Fires:
             ctx.schedules.write(replace(read, next_at_ms=after, last_run=run or read.last_run), read=read)
         except ScheduleConflict:
             continue  # edited, or fired by another tick, meanwhile: read it again
-        if last:
-            return fires
+        if last or after is None or after > now_ms:
+            return fires  # what it wrote is what a read would find: nothing more is due
     # Out of tries while times may still be due (a tick racing this one made their jobs
     # first, which counts none here, or took the writes): the next tick goes on from there.
     ctx.timers.file(space, [Timer(SCHEDULE, schedule_id, now_ms)])

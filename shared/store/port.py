@@ -525,7 +525,11 @@ class ScheduleStorePort(Protocol):
         ...
 
     def delete(self, space: str, read: Schedule) -> None:
-        """Delete the schedule if it is still `read`. Raises ScheduleConflict."""
+        """Delete the schedule if it is still `read`, then unlist it. Raises ScheduleConflict."""
+        ...
+
+    def unlist(self, space: str, schedule_id: str) -> None:
+        """Take the schedule off its space's listing (gone already is fine)."""
         ...
 
     def page(self, space: str, after: str | None, limit: int) -> tuple[list[Schedule], str | None]:

@@ -89,6 +89,10 @@ class ScheduleStore:
         """List the schedule in its space (again is harmless): before its item is first written."""
         self.db.put({"pk": keys.schedules(space), "sk": schedule_id})
 
+    def unlist(self, space: str, schedule_id: str) -> None:
+        """Take the schedule off its space's listing (gone already is fine)."""
+        self.db.delete({"pk": keys.schedules(space), "sk": schedule_id})
+
     def delete(self, space: str, read: Schedule) -> None:
         """Delete the schedule if it is still `read`, then its listing entry. Raises
         ScheduleConflict."""
@@ -96,7 +100,7 @@ class ScheduleStore:
             self.db.delete(keys.schedule(space, read.id), condition="version = :v", vals={":v": read.version})
         except ConditionFailed as failed:
             raise ScheduleConflict(_from_item(space, failed.item) if failed.item else None) from None
-        self.db.delete({"pk": keys.schedules(space), "sk": read.id})
+        self.unlist(space, read.id)
 
     def page(self, space: str, after: str | None, limit: int) -> tuple[list[Schedule], str | None]:
         """Up to `limit` schedules in id order after `after`, and the id to go on after (None:

@@ -314,3 +314,16 @@ def test_schedules_need_admin_to_change_and_read_to_see(api: Api, rt: Any) -> No
     assert reader.patch(f"{SCHEDULES}/every-quarter", {"paused": True}).status == 403
     assert reader.post(f"{SCHEDULES}/every-quarter:trigger").status == 403
     assert reader.delete(f"{SCHEDULES}/every-quarter").status == 403
+
+
+def test_a_delete_killed_before_its_listing_entry_goes_takes_it_when_sent_again(
+    api: Api, rt: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    put(api)
+    store = rt.context.schedules
+    monkeypatch.setattr(store, "unlist", lambda space, schedule_id: (_ for _ in ()).throw(OSError("killed")))
+    assert api.delete(f"{SCHEDULES}/every-quarter").status == 500
+    monkeypatch.undo()
+    assert rt.db.get({"pk": "SCHEDULES#work", "sk": "every-quarter"}) is not None  # left behind
+    assert api.delete(f"{SCHEDULES}/every-quarter").status == 404
+    assert rt.db.get({"pk": "SCHEDULES#work", "sk": "every-quarter"}) is None
