@@ -43,6 +43,10 @@ class Operation:
     setup: Callable[[World], Any]
     run: Callable[[World, Any], object]
     retry: Callable[[World, Any], object] | None = None
+    loses_records: bool = False
+    """Its records are lost to the dead-letter queue, or fed again in an order Lambda never
+    uses: the stream's counts (`shared.counts`) cannot be exact, and are not checked. (Every
+    other operation's are: exact whatever crash and redelivery it meets.)"""
 
     def again(self, w: World, ctx: Any) -> object:
         return (self.retry or self.run)(w, ctx)
@@ -496,7 +500,13 @@ OPERATIONS = [
     ),
     Operation("tick-window-changed", window_changed, lambda w, _: w.tick_invoke(), next_tick),
     Operation("tick-callback-retry", callback_failed_once, lambda w, _: w.tick_invoke(), next_tick),
-    Operation("tick-callback-unrecorded", finished_unrecorded, lambda w, _: w.tick_invoke(), next_tick),
+    Operation(
+        "tick-callback-unrecorded",
+        finished_unrecorded,
+        lambda w, _: w.tick_invoke(),
+        next_tick,
+        loses_records=True,
+    ),
     Operation("stream-finish-callback", finished_records, lambda w, records: w.stream_invoke(records)),
     # The same, when the record's retries run out (the dead-letter queue): nothing is redelivered.
     Operation(
@@ -504,6 +514,7 @@ OPERATIONS = [
         finished_records,
         lambda w, records: w.stream_invoke(records),
         lambda w, records: None,
+        loses_records=True,
     ),
     Operation(
         "stream-finish-notices", failed_records_with_notices, lambda w, records: w.stream_invoke(records)
@@ -514,10 +525,11 @@ OPERATIONS = [
         failed_records_with_notices,
         lambda w, records: w.stream_invoke(records),
         lambda w, records: w.stream_invoke([*reversed(records), *records]),
+        loses_records=True,
     ),
     Operation("stream-retention-remove", removal_records, lambda w, records: w.stream_invoke(records)),
     # The same record lost to the dead-letter queue before the stream function ever ran it.
-    Operation("stream-retention-remove-dlq", removal_records, lambda w, records: None),
+    Operation("stream-retention-remove-dlq", removal_records, lambda w, records: None, loses_records=True),
     *LIMITED,
     *KEYED,
     *DEADLINES,
@@ -615,7 +627,10 @@ def test_crash(aws: Service, case: Case) -> None:
             )
             op.again(w, ctx)
         w.settle()
-        assert w.problems() == []
+        problems = w.problems()
+        if op.loses_records:
+            problems = [p for p in problems if not p.startswith("count CNT#")]
+        assert problems == []
 
 
 def test_every_expected_failure_names_a_case() -> None:
