@@ -243,8 +243,6 @@ TALLIED_PREFIX = "TALLIED#"
 """A stream batch's counts' mark (`shared.store.tallies`)."""
 COUNT_PREFIX = "CNT#"
 NAME_COUNT_PREFIX = "n#"
-DEPLOYMENT = "~"
-"""Where the deployment's minutes go: no space is named so (`SPACE_PATTERN`)."""
 
 
 def counts(space_name: str) -> str:
@@ -271,10 +269,6 @@ def minute_sort(ms: int) -> str:
 
 def minute(space_name: str, name: str, minute_ms: int) -> dict[str, str]:
     return {"pk": minutes(space_name, name), "sk": minute_sort(minute_ms)}
-
-
-def deployment_minute(shard: int, minute_ms: int) -> dict[str, str]:
-    return {"pk": f"MIN#{DEPLOYMENT}#{shard}", "sk": minute_sort(minute_ms)}
 
 
 def delivery(space_name: str, job_id: str) -> dict[str, str]:

@@ -17,7 +17,6 @@ Keys, and why none is hot:
 | a name's gauges | `CNT#{space}` / `n#{name}` | once a batch that moved its jobs |
 | the space's gauges | `CNT#{space}` / `space` | once a batch that moved its jobs |
 | a name's minute | `MIN#{space}#{name}` / `{minute}` | once a batch, that minute |
-| the deployment's minute | `MIN#~#{shard}` / `{minute}` | once a batch, in one of `DEPLOYMENT_SHARDS` |
 
 A batch is up to 100 records, so one busy name's items take a write per hundred of its
 records (some 25 jobs), whatever the load: a name's ceiling is its items' 1,000 writes a
@@ -26,7 +25,6 @@ second times the batch, some 25,000 jobs a second.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
@@ -37,8 +35,6 @@ from shared.store.dynamo import Dynamo, Item, TransactionConflict, serialize, va
 
 MAX_ACTIONS = 100
 """DynamoDB's limit on one transaction's items: a batch touching more goes in several."""
-DEPLOYMENT_SHARDS = 8
-"""The deployment's minute is spread over this many items, a batch writing one."""
 MARK_TTL_S = 25 * 3_600
 MINUTE_TTL_S = 3 * 3_600
 """A minute is kept a little over the hour `GET .../metrics` shows."""
@@ -152,7 +148,10 @@ class TallyStore:
                 }
             }
         ]
-        actions += _updates(chunk, now_ms)
+        updates = _updates(chunk, now_ms)
+        if not updates:
+            return None  # nothing to count: no mark needed either
+        actions += updates
         for attempt in range(8):
             try:
                 self.db.transact(actions)
@@ -211,7 +210,7 @@ def _gauges(row: Item) -> Gauges:
 
 def _chunk_end(records: Sequence[Counted], start: int) -> int:
     """Where a chunk from `start` ends: each name adds up to two items and each space one
-    to the transaction (with the mark and the deployment's minute), within `MAX_ACTIONS`."""
+    to the transaction (with the mark), within `MAX_ACTIONS`."""
     names: set[tuple[str, str]] = set()
     spaces: set[str] = set()
     for i in range(start, len(records)):
@@ -219,7 +218,7 @@ def _chunk_end(records: Sequence[Counted], start: int) -> int:
         if r.tally:
             names.add((r.space, r.name))
             spaces.add(r.space)
-            if 2 + 2 * len(names) + len(spaces) > MAX_ACTIONS:
+            if 1 + 2 * len(names) + len(spaces) > MAX_ACTIONS:
                 return i
     return len(records)
 
@@ -227,12 +226,10 @@ def _chunk_end(records: Sequence[Counted], start: int) -> int:
 def _updates(chunk: Sequence[Counted], now_ms: int) -> list[dict[str, object]]:
     by_name: dict[tuple[str, str], Tally] = {}
     by_space: dict[str, Tally] = {}
-    whole = Tally()
     for r in chunk:
         if r.tally:
             by_name.setdefault((r.space, r.name), Tally()).add(r.tally)
             by_space.setdefault(r.space, Tally()).add(r.tally)
-            whole.add(r.tally)
     minute = now_ms // limits.MINUTE_MS * limits.MINUTE_MS
     ttl = now_ms // 1000 + MINUTE_TTL_S
     out: list[dict[str, object]] = []
@@ -244,9 +241,6 @@ def _updates(chunk: Sequence[Counted], now_ms: int) -> list[dict[str, object]]:
     for space, tally in by_space.items():
         if tally.gauges:
             out.append(_add(keys.space_counts(space), tally.gauges))
-    if whole.minute:
-        shard = int.from_bytes(hashlib.blake2b(chunk[0].record_id.encode(), digest_size=2).digest(), "big")
-        out.append(_add(keys.deployment_minute(shard % DEPLOYMENT_SHARDS, minute), whole.minute, ttl=ttl))
     return out
 
 
