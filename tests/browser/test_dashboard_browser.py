@@ -453,3 +453,14 @@ def test_usable_at_a_phone_width(browser: Any, dev: DevServer, client: Emit, spa
         shot(page, "job-phone")
     finally:
         context.close()
+
+
+def test_the_navigation_shows_only_once_signed_in(page: Any, dev: DevServer) -> None:
+    page.goto(dev.url + "/")
+    expect(page.locator("#sign-in")).to_be_visible()
+    expect(page.locator("#nav")).to_be_hidden()
+    sign_in(page, dev)
+    expect(page.locator("#nav")).to_be_visible()
+    page.click("#sign-out")
+    expect(page.locator("#sign-in")).to_be_visible()
+    expect(page.locator("#nav")).to_be_hidden()
