@@ -50,7 +50,8 @@ def test_the_page_runs_only_its_own_files() -> None:
     assert scripts == [(' src="/dashboard/app.js" defer', "")], "no inline script"
     assert not re.search(r"\son\w+=", html) and " style=" not in html, "no inline handlers or styles"
     for name in dashboard.FILES:
-        text = (FOLDER / name).read_text()
+        # SVG's namespace is a name that createElementNS takes, never a host that is asked.
+        text = (FOLDER / name).read_text().replace('"http://www.w3.org/2000/svg"', "")
         assert not re.search(r"https?://", text), f"{name} names another host"
     script = "\n".join(
         line for line in (FOLDER / "app.js").read_text().splitlines() if not line.strip().startswith("//")

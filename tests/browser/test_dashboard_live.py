@@ -1,0 +1,92 @@
+"""The dashboard as a product, in Chromium against the session's `emit dev`: the overview's
+charts, the live job list with its counts, local times, search, bulk actions, dark mode."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+from emit import Emit
+
+from tests.browser.conftest import require_browser, shot, sign_in
+from tests.dev import DevServer
+from tests.support import PATIENCE_S, eventually
+
+require_browser()
+
+try:
+    from playwright.sync_api import expect
+except ImportError:  # EMIT_REQUIRE_BROWSER=1 without playwright: the `browser` fixture fails each test
+    expect = None
+
+
+def _space_url(dev: DevServer, space: str, rest: str = "") -> str:
+    return f"{dev.url}/#/s/{space}{rest}"
+
+
+def _hour(dev: DevServer, space: str) -> dict[str, dict[str, int]]:
+    """Each name's last hour from GET /metrics: its events summed, and its gauges now."""
+    answer = httpx.get(
+        f"{dev.url}/v1/spaces/{space}/metrics",
+        headers={"authorization": f"Bearer {dev.token}"},
+        timeout=PATIENCE_S,
+    )
+    answer.raise_for_status()
+    shown: dict[str, dict[str, int]] = {}
+    for series in answer.json()["names"]:
+        points = series["points"]
+        totals = {k: sum(p[k] for p in points) for k in ("created", "completed", "failed", "cancelled")}
+        shown[series["name"]] = totals | {"pending": points[-1]["pending"], "running": points[-1]["running"]}
+    return shown
+
+
+def _settle(client: Emit, name: str, *, complete: int = 0, fail: int = 0) -> None:
+    held = client.jobs.claim(count=complete + fail, names=[name])
+    assert len(held) == complete + fail
+    client.jobs.report(
+        [
+            {"id": j.id, "attempt": j.attempt}
+            | ({"complete": {"result": 1}} if i < complete else {"fail": {"error": "boom"}})
+            for i, j in enumerate(held)
+        ]
+    )
+
+
+def test_the_overview_charts_each_names_hour_and_refreshes(
+    page: Any, dev: DevServer, client: Emit, space: str
+) -> None:
+    for _ in range(3):
+        client.jobs.create("mail", max_attempts=1)
+    client.jobs.create("report")
+    _settle(client, "mail", complete=1, fail=1)
+    eventually(lambda: _hour(dev, space).get("mail", {}).get("failed") == 1 and "report" in _hour(dev, space))
+
+    sign_in(page, dev)
+    page.goto(_space_url(dev, space, "/overview"))
+    expect(page.locator("nav.tabs a[aria-current=page]")).to_have_text("Overview")
+    expect(page.locator("#charts section.metrics")).to_have_count(2)
+    mail = page.locator("#charts section.metrics[data-name=mail]")
+    throughput = mail.locator("figure[data-kind=throughput]")
+    expect(throughput.locator(".summary")).to_have_text("1 completed, 1 failed in the last hour")
+    expect(throughput.locator("svg.chart rect.bar.completed")).to_have_count(1)
+    expect(throughput.locator("svg.chart rect.bar.failed")).to_have_count(1)
+    expect(throughput.locator("svg.chart g.minute")).to_have_count(60)
+    expect(mail.locator("figure[data-kind=backlog] .summary")).to_have_text(
+        re.compile(r"^1 pending, 0 running now \(peak [1-3] pending\)$")
+    )
+    expect(mail.locator("figure[data-kind=backlog] svg.chart circle.dot")).to_have_count(60)
+    expect(mail.locator("figure[data-kind=failures] .summary")).to_have_text("1 failed of 2 finished (50%)")
+    report = page.locator("#charts section.metrics[data-name=report]")
+    expect(report.locator("figure[data-kind=throughput] .summary")).to_have_text(
+        "0 completed, 0 failed in the last hour"
+    )
+    expect(report.locator("figure[data-kind=throughput] rect.bar")).to_have_count(0)
+    expect(page.locator("#charts-updated")).to_contain_text("refreshes every 10 s")
+    shot(page, "overview")
+
+    _settle(client, "mail", complete=1)  # the page shows it at a refresh, without a reload
+    expect(throughput.locator(".summary")).to_have_text("2 completed, 1 failed in the last hour")
+    expect(mail.locator("figure[data-kind=backlog] .summary")).to_have_text(
+        re.compile(r"^0 pending, 0 running now")
+    )
