@@ -90,3 +90,36 @@ def test_the_overview_charts_each_names_hour_and_refreshes(
     expect(mail.locator("figure[data-kind=backlog] .summary")).to_have_text(
         re.compile(r"^0 pending, 0 running now")
     )
+
+
+def test_the_job_list_follows_the_space_and_keeps_its_page_and_selection(
+    page: Any, dev: DevServer, client: Emit, space: str
+) -> None:
+    made = client.jobs.create_many([{"name": "bulk"} for _ in range(27)])
+    assert len(made) == 27
+    sign_in(page, dev)
+    page.goto(_space_url(dev, space))
+    rows = page.locator("#jobs tbody tr")
+    expect(rows).to_have_count(25)
+    expect(page.locator("#counts a.count[data-status=PENDING] strong")).to_have_text("27")
+    expect(page.locator("#counts")).to_contain_text("from the space's metrics")
+    page.click("button:text-is('Older →')")
+    expect(rows).to_have_count(2)
+    first, second = (rows.nth(i).get_attribute("data-id") for i in range(2))
+    rows.nth(0).locator("input.pick").check()
+
+    client.jobs.cancel(second)  # shown at the next refresh, on the same page
+    expect(page.locator(f"#jobs tr[data-id='{second}'] .badge")).to_have_text("CANCELLED")
+    expect(rows).to_have_count(2)
+    expect(page.locator(f"#jobs tr[data-id='{first}'] input.pick")).to_be_checked()
+    expect(page.locator("#counts a.count[data-status=CANCELLED] strong")).to_have_text("1")
+    expect(page.locator("#counts a.count[data-status=PENDING] strong")).to_have_text("26")
+
+    page.click("button:text-is('← Newer')")
+    expect(rows).to_have_count(25)
+    newest = client.jobs.create("bulk").id
+    expect(rows.first).to_have_attribute("data-id", newest)
+    page.uncheck("#live")  # Live off: the page is left as it is
+    expect(page.locator("#list-updated")).to_contain_text("Updated")
+    page.click("#pick-page")
+    expect(page.locator("#jobs tbody input.pick:checked")).to_have_count(25)
