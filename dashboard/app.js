@@ -32,7 +32,65 @@
     return el;
   }
 
-  const when = (ms) => (ms ? new Date(ms).toISOString().replace("T", " ").slice(0, 19) : "—");
+  // -- times: local, with the zone's name, and how long ago --------------------------------
+
+  const two = (n) => String(n).padStart(2, "0");
+
+  // The zone's short name at `date` ("CEST", "GMT+2", "UTC"), as the browser names it.
+  function zoneName(date) {
+    const part = new Intl.DateTimeFormat([], { timeZoneName: "short" }).formatToParts(date).find((p) => p.type === "timeZoneName");
+    return part ? part.value : "";
+  }
+
+  // A time as text: the browser's local date and time, and its zone ("2025-03-04 14:05:09 CET").
+  function whenText(ms) {
+    if (!ms) return "—";
+    const d = new Date(Number(ms));
+    const day = `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}`;
+    return `${day} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())} ${zoneName(d)}`.trim();
+  }
+
+  // A span of time in the largest units that say it ("850 ms", "3 min 5 s", "2 days 4 h").
+  function duration(ms) {
+    const n = Math.max(0, Math.round(ms));
+    if (n < 1000) return `${n} ms`;
+    const units = [["day", 86400000], ["h", 3600000], ["min", 60000], ["s", 1000]];
+    const parts = [];
+    let left = n;
+    for (const [unit, size] of units) {
+      const count = Math.floor(left / size);
+      if (count && parts.length < 2) parts.push(unit === "day" ? `${count} day${count === 1 ? "" : "s"}` : `${count} ${unit}`);
+      else if (parts.length) break;
+      left -= count * size;
+    }
+    return parts.join(" ");
+  }
+
+  function ago(ms) {
+    const delta = Date.now() - Number(ms);
+    if (Math.abs(delta) < 5000) return "just now";
+    const span = duration(Math.abs(delta)).split(" ").slice(0, 2).join(" ");
+    return delta > 0 ? `${span} ago` : `in ${span}`;
+  }
+
+  // A time on the page: local time and zone (UTC in its title), and beside it how long ago,
+  // kept current by the ticker below.
+  function when(ms) {
+    if (!ms) return "—";
+    const d = new Date(Number(ms));
+    return h(
+      "span",
+      { class: "when" },
+      h("time", { datetime: d.toISOString(), title: d.toISOString().replace("T", " ").slice(0, 19) + " UTC" }, whenText(ms)),
+      " ",
+      h("span", { class: "ago", "data-ms": String(Number(ms)) }, ago(ms)),
+    );
+  }
+
+  setInterval(() => {
+    for (const el of document.querySelectorAll(".ago[data-ms]")) el.textContent = ago(Number(el.dataset.ms));
+  }, 10000);
+
   const json = (value) => JSON.stringify(value, null, 2);
   const link = (text, ...parts) => h("a", { href: "#/" + parts.map(encodeURIComponent).join("/") }, text);
   const badge = (status) => h("span", { class: "badge " + (STATUSES.includes(status) ? status.toLowerCase() : "") }, status);
@@ -400,12 +458,32 @@
       parts.push(` — ${d.state}, ${d.attempts} attempt${d.attempts === 1 ? "" : "s"}`);
       if (d.lastStatus) parts.push(`, last HTTP ${d.lastStatus}`);
       if (d.lastError) parts.push(`, last error: ${d.lastError}`);
-      if (d.nextAtMs) parts.push(`, next try ${when(d.nextAtMs)}`);
+      if (d.nextAtMs) parts.push(`, next try ${whenText(d.nextAtMs)}`);
     }
     return parts.join("");
   }
 
-  function jobDetails(name, job) {
+  // How long the job waited and ran, as far as its fields and reports tell: the API keeps no
+  // claim time, so a job's first report (its first log line or event) bounds it.
+  function durations(job, firstReportMs) {
+    const items = [];
+    const due = Math.max(job.createdAtMs, job.runAtMs || 0);
+    if (job.status === "PENDING") {
+      const now = Date.now();
+      items.push(...field("Waiting", h("span", { id: "job-waiting" }, now >= due ? `${duration(now - due)} so far` : `due in ${duration(due - now)}`)));
+    }
+    if (firstReportMs && job.attempt > 0) {
+      items.push(...field("Waited for", h("span", { id: "job-waited" }, `at most ${duration(firstReportMs - due)} (from due to its first report)`)));
+    }
+    if (job.status === "RUNNING" && job.leaseUntilMs) items.push(...field("Lease until", when(Number(job.leaseUntilMs))));
+    if (job.finishedAtMs && firstReportMs) {
+      items.push(...field("Ran for", h("span", { id: "job-ran" }, `at least ${duration(job.finishedAtMs - firstReportMs)} (from its first report to its end)`)));
+    }
+    if (job.finishedAtMs) items.push(...field("Created to finished", h("span", { id: "job-took" }, duration(job.finishedAtMs - job.createdAtMs))));
+    return items;
+  }
+
+  function jobDetails(name, job, firstReportMs) {
     const progress = job.progress;
     const items = [
       ...field("Status", h("span", { id: "job-status" }, badge(job.status))),
@@ -417,19 +495,20 @@
           : "—",
       ),
       ...field("Attempt", `${job.attempt} of ${job.maxAttempts} (${job.failures} failed)`),
-      ...field("Created", when(job.createdAtMs)),
-      ...field("Finished", when(job.finishedAtMs)),
+      ...field("Created", h("span", { id: "job-created" }, when(job.createdAtMs))),
+      ...durations(job, firstReportMs),
+      ...field("Finished", h("span", { id: "job-finished" }, when(job.finishedAtMs))),
       ...field("Priority", job.priority),
       ...field("Guarantee", h("span", { id: "job-guarantee" }, job.guarantee ?? "AT_LEAST_ONCE")),
       ...field("Expires", h("span", { id: "job-expires" }, job.expiresAtMs ? when(job.expiresAtMs) : "never")),
     ];
     if (job.key) items.push(...field("Key", job.key));
     if (job.concurrencyKey) items.push(...field("Concurrency key", job.concurrencyKey));
-    if (job.waitingOn) items.push(...field("Waiting on", job.waitingOn.reason + (job.waitingOn.untilMs ? ` until ${when(job.waitingOn.untilMs)}` : "")));
+    if (job.waitingOn) items.push(...field("Waiting on", job.waitingOn.reason + (job.waitingOn.untilMs ? ` until ${whenText(job.waitingOn.untilMs)}` : "")));
     if (job.schedule) {
       const made = link(job.schedule.id, "s", name, "schedules");
       made.id = "job-schedule";
-      items.push(...field("Schedule", h("span", null, made, ` for ${when(job.schedule.atMs)}`)));
+      items.push(...field("Schedule", h("span", null, made, ` for ${whenText(job.schedule.atMs)}`)));
     }
     if (job.retryOf) {
       const back = link(job.retryOf, "s", name, "jobs", job.retryOf);
@@ -467,6 +546,7 @@
     let nextEvent = 0;
     let delay = 1000;
     let seen = "";
+    let firstReportMs = 0; // the first log line's or event's time: after the job's claim
     let live = true;
     let timer = null;
     stop = () => {
@@ -480,6 +560,7 @@
         const page = await api("GET", space(name, `/jobs/${encodeURIComponent(id)}/${path}`), undefined, { cursor: String(next), limit: 1000 });
         const items = page[path];
         for (const item of items) into.append(render(item));
+        if (items.length && next === 0 && (!firstReportMs || items[0].atMs < firstReportMs)) firstReportMs = items[0].atMs;
         if (items.length) next = items[items.length - 1].seq + 1;
         if (!page.cursor || !items.length) return next;
       }
@@ -490,9 +571,9 @@
       try {
         job = await api("GET", space(name, `/jobs/${encodeURIComponent(id)}`));
         nextLine = await follow("lines", nextLine, lines, (l) =>
-          h("li", { class: "level-" + String(l.level).toLowerCase() }, h("span", { class: "muted" }, `${when(l.atMs)} ${l.level} `), l.message),
+          h("li", { class: "level-" + String(l.level).toLowerCase() }, h("span", { class: "muted" }, `${whenText(l.atMs)} ${l.level} `), l.message),
         );
-        nextEvent = await follow("events", nextEvent, events, (e) => h("li", null, h("span", { class: "muted" }, `${when(e.atMs)} `), json(e.event)));
+        nextEvent = await follow("events", nextEvent, events, (e) => h("li", null, h("span", { class: "muted" }, `${whenText(e.atMs)} `), json(e.event)));
       } catch (error) {
         status.replaceChildren(notice(error.message));
         if (error.status === 404 || error.status === 403) return;
@@ -502,7 +583,7 @@
       }
       if (!live) return;
       status.replaceChildren();
-      details.replaceChildren(...jobDetails(name, job));
+      details.replaceChildren(...jobDetails(name, job, firstReportMs));
       cancel.hidden = FINISHED.has(job.status);
       retry.hidden = !RETRYABLE.has(job.status);
       const now = json([job.status, job.progress, job.lineCount, job.eventCount, job.callback]);
@@ -816,7 +897,7 @@
   function lastRun(name, schedule) {
     const last = schedule.lastRun;
     if (!last) return "—";
-    const open = link(when(last.atMs), "s", name, "jobs", last.jobId);
+    const open = link(whenText(last.atMs), "s", name, "jobs", last.jobId);
     open.className = "last-run";
     open.title = "job " + last.jobId;
     return open;
@@ -893,7 +974,7 @@
     }
     show(
       ...spaceHeader(name, "Schedules"),
-      h("p", { class: "hint" }, "Each schedule makes its job at the times its cron names in its timezone (times here are UTC)."),
+      h("p", { class: "hint" }, `Each schedule makes its job at the times its cron names in its timezone (times here are your local time, ${zoneName(new Date())}).`),
       made,
       scroll(
         h(
@@ -948,7 +1029,7 @@
       h(
         "p",
         { class: "hint" },
-        [settings.onFailure && `On failure covers jobs ending since ${when(settings.onFailure.sinceMs)}.`, settings.onSettled && `On settled covers jobs ending since ${when(settings.onSettled.sinceMs)}.`]
+        [settings.onFailure && `On failure covers jobs ending since ${whenText(settings.onFailure.sinceMs)}.`, settings.onSettled && `On settled covers jobs ending since ${whenText(settings.onSettled.sinceMs)}.`]
           .filter(Boolean)
           .join(" ") || "Each notice job is an ordinary job of the space, with the ended job's notice as its payload.",
       ),

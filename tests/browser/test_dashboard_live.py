@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from emit import Emit
 
-from tests.browser.conftest import require_browser, shot, sign_in
+from tests.browser.conftest import local, require_browser, shot, sign_in
 from tests.dev import DevServer
 from tests.support import PATIENCE_S, eventually
 
@@ -123,3 +123,35 @@ def test_the_job_list_follows_the_space_and_keeps_its_page_and_selection(
     expect(page.locator("#list-updated")).to_contain_text("Updated")
     page.click("#pick-page")
     expect(page.locator("#jobs tbody input.pick:checked")).to_have_count(25)
+
+
+def test_times_are_local_with_their_zone_and_how_long_ago_and_a_job_shows_its_durations(
+    page: Any, dev: DevServer, client: Emit, space: str
+) -> None:
+    job_id = client.jobs.create("resize").id
+    waiting = client.jobs.create("later", delay_ms=3_600_000).id
+    sign_in(page, dev)
+    page.goto(_space_url(dev, space, f"/jobs/{waiting}"))
+    expect(page.locator("#job-waiting")).to_have_text(re.compile(r"^due in (59|60) min"))
+    page.goto(_space_url(dev, space, f"/jobs/{job_id}"))
+    created = client.jobs.get(job_id).created_at_ms
+    expect(page.locator("#job-created time")).to_have_text(local(created))
+    expect(page.locator("#job-created time")).to_have_attribute("title", re.compile(r" UTC$"))
+    expect(page.locator("#job-created .ago")).to_have_text(re.compile(r"^(just now|\d+ s ago)$"))
+    expect(page.locator("#job-waiting")).to_have_text(re.compile(r" so far$"))
+    assert re.search(r" CES?T$", local(created)), "the zone is named"
+
+    [held] = client.jobs.claim(count=1, names=["resize"])
+    me = {"id": held.id, "attempt": held.attempt}
+    client.jobs.report([me | {"lines": [{"level": "INFO", "message": "started"}]}])
+    expect(page.locator("#job-waited")).to_have_text(re.compile(r"^at most \d+ (ms|s)\b.* first report\)$"))
+    client.jobs.report([me | {"complete": {"result": 1}}])
+    expect(page.locator("#job-status")).to_have_text("COMPLETED")
+    job = client.jobs.get(job_id)
+    assert job.finished_at_ms is not None
+    expect(page.locator("#job-finished time")).to_have_text(local(job.finished_at_ms))
+    expect(page.locator("#job-ran")).to_have_text(re.compile(r"^at least \d+ (ms|s)\b"))
+    expect(page.locator("#job-took")).to_have_text(re.compile(r"^\d+ (ms|s)\b"))
+    expect(page.locator("#lines li")).to_contain_text(local(created)[:10])
+    page.goto(_space_url(dev, space))
+    expect(page.locator(f"#jobs tr[data-id='{job_id}'] time")).to_have_text(local(created))
