@@ -155,3 +155,80 @@ def test_times_are_local_with_their_zone_and_how_long_ago_and_a_job_shows_its_du
     expect(page.locator("#lines li")).to_contain_text(local(created)[:10])
     page.goto(_space_url(dev, space))
     expect(page.locator(f"#jobs tr[data-id='{job_id}'] time")).to_have_text(local(created))
+
+
+def test_find_a_job_by_id_or_by_key_in_the_jobs_the_filter_shows(
+    page: Any, dev: DevServer, client: Emit, space: str
+) -> None:
+    keyed = client.jobs.create("order", key="order-42").id
+    client.jobs.create("order", key="order-43")
+    sign_in(page, dev)
+    page.goto(_space_url(dev, space))
+    expect(page.locator("#jobs tbody tr")).to_have_count(2)
+    page.fill("#find", keyed)
+    page.click("#search button[type=submit]")
+    expect(page.locator("h2 code")).to_have_text(keyed)
+
+    page.goto(_space_url(dev, space))
+    page.fill("#find", "order-42")
+    page.click("#search button[type=submit]")
+    results = page.locator("#search-results")
+    expect(results).to_contain_text("not by key, so the page read all 2 jobs of this filter: 1 with the key")
+    expect(results.locator("tbody tr")).to_have_count(1)
+    results.locator(f"a:text-is('{keyed}')").click()
+    expect(page.locator("h2 code")).to_have_text(keyed)
+
+    page.goto(_space_url(dev, space))
+    page.fill("#find", "order-44")
+    page.click("#search button[type=submit]")
+    expect(results).to_contain_text(': 0 with the key "order-44"')
+    expect(results.locator("table")).to_have_count(0)
+
+
+def test_bulk_retry_and_cancel_of_the_selected_and_of_all_the_filter_shows(
+    page: Any, dev: DevServer, client: Emit, space: str
+) -> None:
+    for _ in range(3):
+        client.jobs.create("flaky", max_attempts=1)
+    _settle(client, "flaky", fail=3)
+    waiting = [c.id for c in client.jobs.create_many([{"name": "q"} for _ in range(4)])]
+    sign_in(page, dev)
+    page.goto(_space_url(dev, space) + "?name=q")
+    rows = page.locator("#jobs tbody tr")
+    expect(rows).to_have_count(4)
+    for i in range(2):
+        rows.nth(i).locator("input.pick").check()
+    expect(page.locator("#selected-count")).to_have_text("2 selected")
+    page.click("#retry-selected")
+    expect(page.locator("#confirm")).to_contain_text("Retry the 0 failed or stalled of the 2 jobs selected?")
+    expect(page.locator("#confirm")).to_contain_text("None to retry.")
+    page.click("#cancel-selected")
+    expect(page.locator("#confirm p").first).to_have_text("Cancel 2 jobs selected?")
+    page.click("#confirm button.no")
+    expect(page.locator("#confirm *")).to_have_count(0)
+    assert {j.status for j in client.jobs.list(name="q")} == {"pending"}, "nothing until confirmed"
+    page.click("#cancel-selected")
+    page.click("#confirm button.yes")
+    expect(page.locator("#bulk-result")).to_have_text("Cancelled 2 of 2 jobs.")
+    expect(page.locator("#selected-count")).to_have_text("0 selected")
+    expect(page.locator("#jobs .badge:text-is('CANCELLED')")).to_have_count(2)
+
+    page.click("#cancel-all")
+    expect(page.locator("#confirm p").first).to_have_text(
+        "Cancel all 2 unfinished jobs this filter shows (name q)?"
+    )
+    page.click("#confirm button.yes")
+    expect(page.locator("#bulk-result")).to_have_text("Cancelled 2 of 2 jobs.")
+    assert {client.jobs.get(i).status for i in waiting} == {"cancelled"}
+
+    page.goto(_space_url(dev, space) + "?status=FAILED")
+    expect(rows).to_have_count(3)
+    page.click("#retry-all")
+    expect(page.locator("#confirm p").first).to_have_text(
+        "Retry all 3 failed or stalled jobs this filter shows (status failed)?"
+    )
+    expect(page.locator("#confirm button.yes")).to_have_text("Retry 3 jobs")
+    page.click("#confirm button.yes")
+    expect(page.locator("#bulk-result")).to_have_text("Retried 3 of 3 jobs.")
+    retried = [j for j in client.jobs.list(name="flaky") if j.retry_of]
+    assert len(retried) == 3 and {j.status for j in retried} == {"pending"}
