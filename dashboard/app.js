@@ -653,8 +653,8 @@
     const details = h("div", { id: "job" });
     const lines = h("ol", { id: "lines", class: "lines" });
     const events = h("ol", { id: "events", class: "lines" });
-    const cancel = h("button", { type: "button", id: "cancel", hidden: true }, "Cancel");
-    const retry = h("button", { type: "button", id: "retry", hidden: true }, "Retry");
+    const cancel = h("button", { type: "button", id: "cancel", class: "danger", hidden: true }, "Cancel job");
+    const retry = h("button", { type: "button", id: "retry", class: "retry", hidden: true }, "Retry");
     const actions = h("div", { class: "pager" }, cancel, retry);
     show(
       ...spaceHeader(name, "Jobs"),
@@ -1059,7 +1059,7 @@
         );
         load(shown);
       });
-      const remove = h("button", { type: "button", class: "delete" }, "Delete");
+      const remove = h("button", { type: "button", class: "delete danger" }, "Delete");
       remove.addEventListener("click", async () => {
         if (!remove.classList.contains("confirm")) {
           remove.classList.add("confirm");
@@ -1117,17 +1117,35 @@
 
   // -- settings -------------------------------------------------------------------------------
 
+  // [key, label, nullable, a span of time (shown in a unit of its own, sent in ms)]
   const SETTINGS = [
-    ["maxAttempts", "Max attempts", false],
-    ["timeoutMs", "Timeout (ms)", false],
-    ["backoffMs", "Backoff (ms)", false],
-    ["maxInFlight", "Max in flight (blank: no cap)", true],
-    ["unclaimedMs", "Unclaimed after (ms; blank: off)", true],
-    ["keyWindowMs", "Key window (ms)", false],
-    ["maxEvents", "Max events a job", false],
-    ["completedRetentionMs", "Keep completed jobs (ms)", false],
-    ["failedRetentionMs", "Keep failed jobs (ms)", false],
+    ["maxAttempts", "Max attempts", false, false],
+    ["timeoutMs", "Timeout", false, true],
+    ["backoffMs", "Backoff", false, true],
+    ["maxInFlight", "Max in flight (blank: no cap)", true, false],
+    ["unclaimedMs", "Unclaimed after (blank: off)", true, true],
+    ["keyWindowMs", "Key window", false, true],
+    ["maxEvents", "Max events a job", false, false],
+    ["completedRetentionMs", "Keep completed jobs", false, true],
+    ["failedRetentionMs", "Keep failed jobs", false, true],
   ];
+  const UNITS = [
+    ["days", 86400000],
+    ["hours", 3600000],
+    ["minutes", 60000],
+    ["seconds", 1000],
+    ["ms", 1],
+  ];
+
+  // A span of time in the largest unit that holds it whole (blank: minutes), and a menu of
+  // units; the number's input keeps the setting's name, its unit's is `<name>.unit`.
+  function spanInput(key, label, value) {
+    const [, size] = value ? UNITS.find(([, n]) => value % n === 0) : UNITS[2];
+    const number = h("input", { name: key, type: "number", min: 0, step: "any", value: value === null || value === undefined ? "" : value / size });
+    const unit = h("select", { name: key + ".unit", "aria-label": label + " unit" }, UNITS.map(([u, n]) => h("option", { value: String(n) }, u)));
+    unit.value = String(size);
+    return h("label", null, label, h("span", { class: "span-input" }, number, unit));
+  }
 
   function randomSecret() {
     const bytes = new Uint8Array(32);
@@ -1212,7 +1230,9 @@
     function fill(settings) {
       current = settings;
       form.replaceChildren(
-        ...SETTINGS.map(([key, label]) => h("label", null, label, h("input", { name: key, type: "number", min: 0, value: settings[key] ?? "" }))),
+        ...SETTINGS.map(([key, label, , span]) =>
+          span ? spanInput(key, label, settings[key]) : h("label", null, label, h("input", { name: key, type: "number", min: 0, value: settings[key] ?? "" })),
+        ),
         h("button", { type: "submit" }, "Save settings"),
       );
       notifications.replaceChildren(notificationsForm(settings, save, status));
@@ -1227,9 +1247,10 @@
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const patch = {};
-      for (const [key, , nullable] of SETTINGS) {
+      for (const [key, , nullable, span] of SETTINGS) {
         const raw = form.elements[key].value;
-        const value = raw === "" ? (nullable ? null : undefined) : Number(raw);
+        const scale = span ? Number(form.elements[key + ".unit"].value) : 1;
+        const value = raw === "" ? (nullable ? null : undefined) : Math.round(Number(raw) * scale);
         if (value !== undefined && value !== current[key]) patch[key] = value;
       }
       if (Object.keys(patch).length) save(patch);
@@ -1281,7 +1302,7 @@
       if (!found) return;
       body.replaceChildren(
         ...found.tokens.map((t) => {
-          const revoke = h("button", { type: "button", class: "revoke" }, "Revoke");
+          const revoke = h("button", { type: "button", class: "revoke danger" }, "Revoke");
           revoke.addEventListener("click", async () => {
             if (!revoke.classList.contains("confirm")) {
               revoke.classList.add("confirm");

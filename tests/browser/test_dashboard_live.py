@@ -232,3 +232,43 @@ def test_bulk_retry_and_cancel_of_the_selected_and_of_all_the_filter_shows(
     expect(page.locator("#bulk-result")).to_have_text("Retried 3 of 3 jobs.")
     retried = [j for j in client.jobs.list(name="flaky") if j.retry_of]
     assert len(retried) == 3 and {j.status for j in retried} == {"pending"}
+
+
+def test_settings_in_human_units_dark_mode_and_destructive_actions_set_apart(
+    page: Any, dev: DevServer, client: Emit, space: str
+) -> None:
+    job_id = client.jobs.create("n").id
+    sign_in(page, dev)
+    page.goto(_space_url(dev, space, "/settings"))
+    form = page.locator("#settings")
+    expect(form.locator("[name=timeoutMs]")).to_have_value("5")
+    expect(form.locator("[name='timeoutMs.unit'] option:checked")).to_have_text("minutes")
+    expect(form.locator("[name=completedRetentionMs]")).to_have_value("7")
+    expect(form.locator("[name='completedRetentionMs.unit'] option:checked")).to_have_text("days")
+    expect(form.locator("[name=backoffMs]")).to_have_value("1")
+    expect(form.locator("[name='backoffMs.unit'] option:checked")).to_have_text("seconds")
+    form.locator("[name=failedRetentionMs]").fill("2")
+    form.locator("[name='failedRetentionMs.unit']").select_option(label="days")
+    form.locator("[name=keyWindowMs]").fill("90")
+    form.locator("[name='keyWindowMs.unit']").select_option(label="seconds")
+    form.locator("button[type=submit]").click()
+    expect(page.locator(".ok")).to_have_text("Saved.")
+    settings = client.spaces.get()
+    assert (settings["failedRetentionMs"], settings["keyWindowMs"]) == (172_800_000, 90_000)
+    assert settings["timeoutMs"] == 300_000, "only the fields changed are sent"
+    expect(form.locator("[name=keyWindowMs]")).to_have_value("90")
+
+    background = "() => getComputedStyle(document.body.parentElement).backgroundColor"
+    page.emulate_media(color_scheme="light")
+    assert page.evaluate(background) == "rgb(246, 247, 249)"
+    page.emulate_media(color_scheme="dark")
+    assert page.evaluate(background) == "rgb(15, 20, 25)"
+
+    page.goto(_space_url(dev, space, f"/jobs/{job_id}"))
+    cancel = page.locator("#cancel")
+    expect(cancel).to_have_class(re.compile(r"\bdanger\b"))
+    expect(cancel).to_have_css("color", "rgb(255, 123, 114)")  # the dark theme's red
+    page.goto(_space_url(dev, space))
+    expect(page.locator("#cancel-all")).to_have_class(re.compile(r"\bdanger\b"))
+    expect(page.locator("#retry-all")).not_to_have_class(re.compile(r"\bdanger\b"))
+    shot(page, "jobs-dark")
