@@ -1,10 +1,11 @@
 """The dashboard's files (`dashboard/` in the repository), served as they are.
 
-The page is static: its HTML, script and style sheet are files, with no build step, and it
-does everything through the public API with the token the user signs in with. So serving it
-needs no data and no token, only the right headers: a Content-Security-Policy that lets the
-page run nothing but its own script and style from its own origin (no inline script, no
-`eval`, no other host, no framing), and no sniffing of content types.
+The page is static: its HTML, scripts (ES modules: `app.js` and the modules it imports, about
+one a view) and style sheet are files, with no build step, and it does everything through the
+public API with the token the user signs in with. So serving it needs no data and no token,
+only the right headers: a Content-Security-Policy that lets the page run nothing but its own
+scripts and style from its own origin (no inline script, no `eval`, no other host, no
+framing), and no sniffing of content types.
 
 On AWS the files are packaged into the serving functions beside their module
 (`infra.bundling.dashboard_code`); in the repository they sit at its top. `directory` finds
@@ -20,6 +21,15 @@ from shared.errors import NotFound
 FILES = {
     "index.html": "text/html; charset=utf-8",
     "app.js": "text/javascript; charset=utf-8",
+    "core.js": "text/javascript; charset=utf-8",
+    "charts.js": "text/javascript; charset=utf-8",
+    "jobs.js": "text/javascript; charset=utf-8",
+    "jobtools.js": "text/javascript; charset=utf-8",
+    "job.js": "text/javascript; charset=utf-8",
+    "names.js": "text/javascript; charset=utf-8",
+    "schedules.js": "text/javascript; charset=utf-8",
+    "settings.js": "text/javascript; charset=utf-8",
+    "tokens.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
 }
 """Every file there is to serve, and its type: nothing else in the folder is ever read."""

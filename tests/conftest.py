@@ -21,7 +21,11 @@ from tests.support import Api, EndpointAws, LocalAws
 os.environ.update(LOCAL_ENV)
 
 
-BROWSER_MODULES = ("tests/browser/test_dashboard_browser.py", "tests/browser/test_follow_page.py")
+BROWSER_MODULES = (
+    "tests/browser/test_dashboard_browser.py",
+    "tests/browser/test_dashboard_live.py",
+    "tests/browser/test_follow_page.py",
+)
 """Modules driving Chromium through Playwright's sync API, which runs an event loop in the
 worker's thread while the browser is open: each module's tests run together, one after
 another, and its browser is closed at the module's end (before another test's loop runs)."""

@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -19,6 +21,8 @@ from tests.dev import DevServer
 
 CHROMIUM = os.environ.get("EMIT_CHROMIUM", "/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
+TIMEZONE = "Europe/Paris"
+"""The browser's timezone in every test (its locale en-GB): the page shows times in it."""
 PATIENCE_MS = 60_000
 """How long an expectation waits for the page: far beyond an idle machine's need."""
 
@@ -64,7 +68,9 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1100, "height": 800})
+    context = browser.new_context(
+        viewport={"width": 1100, "height": 800}, timezone_id=TIMEZONE, locale="en-GB"
+    )
     context.set_default_timeout(PATIENCE_MS)
     page = context.new_page()
     errors: list[str] = []
@@ -73,6 +79,12 @@ def page(browser: Any) -> Iterator[Any]:
     yield page
     context.close()
     assert not errors, f"the page reported errors: {errors}"
+
+
+def local(ms: int) -> str:
+    """A time as the page shows it: in the browser's timezone, with the zone's name."""
+    at = datetime.fromtimestamp(ms / 1000, ZoneInfo(TIMEZONE))
+    return at.strftime("%Y-%m-%d %H:%M:%S ") + (at.tzname() or "")
 
 
 def shot(page: Any, name: str) -> None:

@@ -13,7 +13,7 @@ import pytest
 from emit import Emit
 from emit.names import Rate
 
-from tests.browser.conftest import require_browser, shot, sign_in
+from tests.browser.conftest import local, require_browser, shot, sign_in
 from tests.dev import DevServer
 from tests.support import PATIENCE_S
 
@@ -118,8 +118,8 @@ def test_a_job_shows_its_guarantee_and_deadline(page: Any, dev: DevServer, clien
     sign_in(page, dev)
     page.goto(_job_url(dev, space, once))
     expect(page.locator("#job-guarantee")).to_have_text("AT_MOST_ONCE")
-    shown = page.evaluate("ms => new Date(ms).toISOString().replace('T', ' ').slice(0, 19)", expires)
-    expect(page.locator("#job-expires")).to_have_text(shown)
+    expect(page.locator("#job-expires time")).to_have_text(local(expires))
+    expect(page.locator("#job-expires .ago")).to_have_text(re.compile(r"^in (59|60) min"))
     page.goto(_job_url(dev, space, plain))
     expect(page.locator("#job-guarantee")).to_have_text("AT_LEAST_ONCE")
     expect(page.locator("#job-expires")).to_have_text("never")
@@ -255,10 +255,6 @@ def _schedule(rest: httpx.Client, schedule_id: str) -> httpx.Response:
     return rest.get(f"/{quote(schedule_id, safe='')}")
 
 
-def _shown(page: Any, ms: int) -> str:
-    return str(page.evaluate("ms => new Date(ms).toISOString().replace('T', ' ').slice(0, 19)", ms))
-
-
 def test_schedules_show_their_next_runs_and_last_run(
     page: Any, dev: DevServer, client: Emit, space: str, rest: httpx.Client
 ) -> None:
@@ -285,9 +281,9 @@ def test_schedules_show_their_next_runs_and_last_run(
     expect(first.locator("td").nth(2)).to_have_text("report")
     expect(first.locator("td").nth(3)).to_have_text("SKIP")
     expect(first.locator("td").nth(4)).to_have_text("active")
-    expect(first.locator("ul.runs li")).to_have_text([_shown(page, ms) for ms in daily["nextRunsAtMs"]])
+    expect(first.locator("ul.runs li time")).to_have_text([local(ms) for ms in daily["nextRunsAtMs"]])
     assert len(daily["nextRunsAtMs"]) == 5
-    expect(first.locator("a.last-run")).to_have_text(_shown(page, daily["lastRun"]["atMs"]))
+    expect(first.locator("a.last-run")).to_have_text(local(daily["lastRun"]["atMs"]))
     paused = page.locator("#schedules tr[data-id=paris-cleanup]")
     expect(paused).to_contain_text("30 4 1 7 * Europe/Paris")
     expect(paused.locator("td").nth(2)).to_have_text("cleanup")
@@ -453,3 +449,14 @@ def test_usable_at_a_phone_width(browser: Any, dev: DevServer, client: Emit, spa
         shot(page, "job-phone")
     finally:
         context.close()
+
+
+def test_the_navigation_shows_only_once_signed_in(page: Any, dev: DevServer) -> None:
+    page.goto(dev.url + "/")
+    expect(page.locator("#sign-in")).to_be_visible()
+    expect(page.locator("#nav")).to_be_hidden()
+    sign_in(page, dev)
+    expect(page.locator("#nav")).to_be_visible()
+    page.click("#sign-out")
+    expect(page.locator("#sign-in")).to_be_visible()
+    expect(page.locator("#nav")).to_be_hidden()
