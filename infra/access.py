@@ -123,8 +123,9 @@ ACCESS: Mapping[str, Access] = {
     # The space's own partition (Query), each name's ready partitions (the index), the slot
     # and rate items of a name with limits (BatchGetItem).
     "get_diagnostics": Access(_set("GetItem", "Query", "BatchGetItem"), index=_set("Query")),
-    # The space (Query of its partition), its names' counts and each name's minutes (Query).
-    "get_metrics": Access(_set("GetItem", "Query")),
+    # The space (Query of its partition), its names' counts (BatchGetItem), each name's
+    # minutes (Query).
+    "get_metrics": Access(_set("GetItem", "Query", "BatchGetItem")),
     # The settings (GetItem, UpdateItem), the space's listing for the clock (PutItem),
     # then the space as GET answers it (Query, GetItem).
     "update_space": Access(_set("GetItem", "Query", "UpdateItem", "PutItem")),

@@ -39,7 +39,7 @@ class Diagnostics:
         now = self.clock.now_ms()
         policies = state.policies
         own = set(policies.named())
-        counted = self.tallies.names(space)
+        counted = self.tallies.names(space, state.names)
         names = []
         for name in state.names:
             census = self.jobs.census(space, name, now, COUNT_CAP, reach=policies.spread(name).reach)

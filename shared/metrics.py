@@ -41,12 +41,13 @@ def last_hour(
     clock: Clock, spaces: SpaceStorePort, tallies: TallyStorePort, space: str, names: list[str] | None = None
 ) -> tuple[int, list[NameSeries]]:
     """The first minute shown, and each counted name's points (of `names`, if given), by name."""
-    if spaces.space(space) is None:
+    state = spaces.space(space)
+    if state is None:
         raise NotFound(f"space {space} does not exist")
     now = clock.now_ms()
     current = now // limits.MINUTE_MS * limits.MINUTE_MS
     first = current - (WINDOW_MINUTES - 1) * limits.MINUTE_MS
-    gauges = tallies.names(space)
+    gauges = tallies.names(space, state.names)
     wanted = sorted(n for n in gauges if names is None or n in names)
     with ThreadPoolExecutor(
         max(1, min(READ_THREADS, len(wanted))), thread_name_prefix="emit-metrics"

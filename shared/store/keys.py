@@ -242,20 +242,17 @@ def schedules(space_name: str) -> str:
 TALLIED_PREFIX = "TALLIED#"
 """A stream batch's counts' mark (`shared.store.tallies`)."""
 COUNT_PREFIX = "CNT#"
-NAME_COUNT_PREFIX = "n#"
-
-
-def counts(space_name: str) -> str:
-    """The partition of a space's gauges: its names' and its own."""
-    return f"{COUNT_PREFIX}{space_name}"
-
-
-def name_counts(space_name: str, name: str) -> dict[str, str]:
-    return {"pk": counts(space_name), "sk": f"{NAME_COUNT_PREFIX}{name}"}
 
 
 def space_counts(space_name: str) -> dict[str, str]:
-    return {"pk": counts(space_name), "sk": "space"}
+    """A space's gauges: a partition of its own, apart from its names' (each batch that
+    moves a busy space's jobs writes both)."""
+    return {"pk": f"{COUNT_PREFIX}{space_name}", "sk": "-"}
+
+
+def name_counts(space_name: str, name: str) -> dict[str, str]:
+    """A name's gauges, a partition each: no key is shared by a space's names."""
+    return {"pk": f"{COUNT_PREFIX}{space_name}#{name}", "sk": "-"}
 
 
 def minutes(space_name: str, name: str) -> str:

@@ -545,8 +545,8 @@ class TallyStorePort(Protocol):
         counted now."""
         ...
 
-    def names(self, space: str) -> dict[str, Gauges]:
-        """Each counted name's pending and running jobs."""
+    def names(self, space: str, names: Iterable[str]) -> dict[str, Gauges]:
+        """The pending and running jobs of those of `names` ever counted."""
         ...
 
     def spaces(self, spaces: Iterable[str]) -> dict[str, Gauges]:

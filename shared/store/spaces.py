@@ -267,7 +267,8 @@ class SpaceStore:
             if settings.get("maxInFlight") is not None:
                 out[space] = self.in_flight(items.get((keys.space(space), "inflight")))
             else:
-                out[space] = unfinished(items.get((keys.counts(space), "space")))
+                counted = keys.space_counts(space)
+                out[space] = unfinished(items.get((counted["pk"], counted["sk"])))
         return out
 
     def _listed(self, pk: str) -> list[str]:
