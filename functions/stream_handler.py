@@ -33,10 +33,10 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     counted: dict[str, Counted] = {}
 
     def apply(record: DynamoDBRecord) -> None:
-        found = stream.record(record.raw_event)
+        found, tally = stream.apply(record.raw_event)
         if found is not None:
             due.append(found)
-        counted[_sequence(record.raw_event)] = stream.counted(record.raw_event)
+        counted[_sequence(record.raw_event)] = tally
 
     answer = process_partial_response(event=event, record_handler=apply, processor=processor, context=context)
     stream.deliver(due)

@@ -67,7 +67,9 @@ class SpaceSettings:
         if state is None:
             raise NotFound(f"space {space} does not exist")
         settings = state.settings
-        in_flight = state.in_flight  # exact under a cap; else the stream's count
+        # Exact under a cap; else the stream's count, read only here.
+        capped = settings.max_in_flight is not None
+        in_flight = state.in_flight if capped else self.store.unfinished(space)
         return {
             "space": space,
             **settings.render(),

@@ -67,14 +67,17 @@ class StreamProcessor:
         self.tallies = tallies
         """Every name's and space's counts (`shared.counts`)."""
 
-    def counted(self, record: Mapping[str, Any]) -> Counted:
-        """What the record counts for (`shared.counts`): nothing for any but a job's."""
+    def apply(self, record: Mapping[str, Any]) -> tuple[Due | None, Counted]:
+        """Apply one record (`record`), parsed once: the delivery it made due, and what it
+        counts for (`shared.counts`; nothing for any but a job's). A record that fails here
+        raises before it is counted."""
         record_id = str(record.get("eventID") or (record.get("dynamodb") or {}).get("SequenceNumber"))
         change = JobChange.of(record)
-        found = tally_of(change) if change is not None else None
-        if change is None or found is None:
-            return Counted(record_id)
-        return Counted(record_id, change.space, found[0], found[1])
+        if change is None:
+            return None, Counted(record_id)
+        due = self.changed(change)
+        found = tally_of(change)
+        return due, (Counted(record_id, change.space, *found) if found else Counted(record_id))
 
     def count(self, records: list[Counted]) -> Tally:
         """Count a batch's records, up to its first failure, once each (`shared.store.tallies`):
@@ -85,9 +88,10 @@ class StreamProcessor:
 
     def record(self, record: Mapping[str, Any]) -> Due | None:
         """Apply one record; answers the delivery it made due, with the finished job."""
-        change = JobChange.of(record)
-        if change is None:
-            return None
+        return self.apply(record)[0]
+
+    def changed(self, change: JobChange) -> Due | None:
+        """Apply one job's change; answers the delivery it made due, with the finished job."""
         if self.wake is not None:
             self.wake.changed(change)
         ended, removed = change.finished_job, change.removed_job

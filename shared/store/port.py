@@ -335,6 +335,10 @@ class SpaceStorePort(Protocol):
         """Those of `spaces` that exist."""
         ...
 
+    def unfinished(self, space: str) -> int:
+        """The space's unfinished jobs from the stream's counts (a space without a cap)."""
+        ...
+
     def in_flight_of(self, spaces: list[str]) -> dict[str, int]:
         """Each space's unfinished jobs: its `maxInFlight` count under a cap, else the stream's."""
         ...

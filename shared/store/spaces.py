@@ -35,8 +35,8 @@ class SpaceState:
 
     settings: Settings
     in_flight: int
-    """Its unfinished jobs: under a cap, those holding a place on its `maxInFlight` count
-    and reservations (exact); without one, from the stream's counts (a few seconds behind)."""
+    """Jobs holding a place on its `maxInFlight` count, and reservations: counted only
+    while the space has a cap (without one, `SpaceStore.unfinished` counts them)."""
     policies: SpacePolicies
     names: tuple[str, ...]
     """Every job name listed in the space, in name order."""
@@ -68,13 +68,9 @@ class SpaceStore:
         items = self.whole(space)
         if not items:
             return None
-        settings = Settings.from_item(items.get("settings"))
-        capped = settings.max_in_flight is not None
         return SpaceState(
-            settings,
-            self.in_flight(items.get("inflight"))
-            if capped
-            else unfinished(self.db.get(keys.space_counts(space))),
+            Settings.from_item(items.get("settings")),
+            self.in_flight(items.get("inflight")),
             SpacePolicies.of(items),
             tuple(sorted(names_of(items))),
         )
@@ -227,6 +223,11 @@ class SpaceStore:
             else:
                 raise RuntimeError(f"the listing of name {name} stayed contended; try again")
             self._known_names.add((space, name))
+
+    def unfinished(self, space: str) -> int:
+        """The space's unfinished jobs from the stream's counts (`shared.store.tallies`): what
+        a space without a cap shows as in flight (one read, only where it is shown)."""
+        return unfinished(self.db.get(keys.space_counts(space), consistent=False))
 
     def register_space(self, space: str) -> None:
         """List the space where the clock finds spaces (it has no other way without a scan)."""

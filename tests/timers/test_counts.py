@@ -69,7 +69,7 @@ def test_a_batch_cut_short_by_a_failure_counts_up_to_it_and_its_retry_the_rest(
     jobs = [i for i, r in enumerate(records) if r["dynamodb"]["Keys"]["pk"]["S"].startswith("J#")]
     third = jobs[2]
     stream = bg.runtime.stream
-    real = stream.record
+    real = stream.apply
     failing = {records[third]["dynamodb"]["SequenceNumber"]}
 
     def flaky(record: dict[str, Any]) -> Any:
@@ -77,7 +77,7 @@ def test_a_batch_cut_short_by_a_failure_counts_up_to_it_and_its_retry_the_rest(
             raise RuntimeError("the third job's record fails once")
         return real(record)
 
-    monkeypatch.setattr(stream, "record", flaky)
+    monkeypatch.setattr(stream, "apply", flaky)
     answer = function("stream_handler")({"Records": records}, LambdaContext("stream_handler", 300, 512))
     failed = [f["itemIdentifier"] for f in answer["batchItemFailures"]]
     assert failed == [records[third]["dynamodb"]["SequenceNumber"]]
