@@ -59,6 +59,29 @@ export function duration(ms) {
   return parts.join(" ");
 }
 
+export const UNITS = [
+  ["days", 86400000],
+  ["hours", 3600000],
+  ["minutes", 60000],
+  ["seconds", 1000],
+  ["ms", 1],
+];
+
+// A span of time in the largest unit that holds it whole (blank: `blank`, minutes unless said), and a menu of
+// units; the number's input keeps the setting's name, its unit's is `<name>.unit`.
+export function spanInput(key, label, value, blank = UNITS[2][1]) {
+  const [, size] = value ? UNITS.find(([, n]) => value % n === 0) : UNITS.find(([, n]) => n === blank);
+  const number = h("input", { name: key, type: "number", min: 0, step: "any", value: value === null || value === undefined ? "" : value / size });
+  const unit = h("select", { name: key + ".unit", "aria-label": label + " unit" }, UNITS.map(([u, n]) => h("option", { value: String(n) }, u)));
+  unit.value = String(size);
+  return h("label", null, label, h("span", { class: "span-input" }, number, unit));
+}
+
+// The value of a span's two inputs in ms, or null when the number is blank.
+export function spanValue(number, unit) {
+  return number.value === "" ? null : Math.round(Number(number.value) * Number(unit.value));
+}
+
 export function ago(ms) {
   const delta = Date.now() - Number(ms);
   if (Math.abs(delta) < 5000) return "just now";

@@ -1,11 +1,12 @@
-import { api, attempt, field, h, notice, show, space, spaceHeader, when } from "./core.js";
+import { api, attempt, duration, field, h, notice, show, space, spaceHeader, spanInput, spanValue, when } from "./core.js";
 
 // -- names: policies and diagnostics ------------------------------------------------------
 
+// [key, label, a span of time (shown in a unit of its own, sent in ms)]
 const LIMITS = [
-  ["concurrency", "Concurrency"],
-  ["perKeyConcurrency", "Per-key concurrency"],
-  ["agingIntervalMs", "Aging interval (ms)"],
+  ["concurrency", "Concurrency", false],
+  ["perKeyConcurrency", "Per-key concurrency", false],
+  ["agingIntervalMs", "Aging interval", true],
 ];
 const RATES = [
   ["rate", "Rate"],
@@ -13,17 +14,17 @@ const RATES = [
 ];
 
 function rateText(rate) {
-  return rate ? `${rate.tokens} per ${rate.intervalMs} ms` : "no limit";
+  return rate ? `${rate.tokens} per ${duration(rate.intervalMs)}` : "no limit";
 }
 
-// A rate's two inputs as the API's value: both blank is null (no limit), one blank is an
+// A rate's inputs as the API's value: both blank is null (no limit), one blank is an
 // error naming the field, as the API would name it.
-function rateValue(key, tokens, interval) {
+function rateValue(key, tokens, interval, unit) {
   if (tokens.value === "" && interval.value === "") return null;
   if (tokens.value === "" || interval.value === "") {
-    throw new Error(`${key}: give both tokens and interval (ms), or neither for no limit`);
+    throw new Error(`${key}: give both tokens and interval, or neither for no limit`);
   }
-  return { tokens: Number(tokens.value), intervalMs: Number(interval.value) };
+  return { tokens: Number(tokens.value), intervalMs: spanValue(interval, unit) };
 }
 
 const sameRate = (a, b) => (a && b ? a.tokens === b.tokens && a.intervalMs === b.intervalMs : a === b);
@@ -46,22 +47,21 @@ function nameCard(space_, diag, reload) {
   const form = h(
     "form",
     { class: "limits" },
-    LIMITS.map(([key, label]) => {
-      inputs[key] = h("input", { name: key, type: "number", min: key === "agingIntervalMs" ? 1000 : 1, placeholder: "no limit", value: policy[key] ?? "" });
+    LIMITS.map(([key, label, span]) => {
+      if (span) {
+        const input = spanInput(key, label, policy[key], 1000);
+        inputs[key] = [input.querySelector("input"), input.querySelector("select")];
+        return input;
+      }
+      inputs[key] = h("input", { name: key, type: "number", min: 1, placeholder: "no limit", value: policy[key] ?? "" });
       return h("label", null, label, inputs[key]);
     }),
     RATES.map(([key, label]) => {
       const rate = policy[key];
       const tokens = h("input", { name: key + ".tokens", type: "number", min: 1, max: 100000, placeholder: "no limit", value: rate ? rate.tokens : "" });
-      const interval = h("input", { name: key + ".intervalMs", type: "number", min: 1000, max: 86400000, placeholder: "ms", value: rate ? rate.intervalMs : "" });
-      rates[key] = [tokens, interval];
-      return h(
-        "fieldset",
-        { class: "rate" },
-        h("legend", null, label),
-        h("label", null, "Tokens", tokens),
-        h("label", null, "Interval (ms)", interval),
-      );
+      const interval = spanInput(key + ".intervalMs", "Interval", rate ? rate.intervalMs : null, 1000);
+      rates[key] = [tokens, interval.querySelector("input"), interval.querySelector("select")];
+      return h("fieldset", { class: "rate" }, h("legend", null, label), h("label", null, "Tokens", tokens), interval);
     }),
     h("button", { type: "submit" }, "Save limits"),
     h("button", { type: "button", class: "link", onclick: async () => {
@@ -72,8 +72,8 @@ function nameCard(space_, diag, reload) {
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const patch = {};
-    for (const [key] of LIMITS) {
-      const value = inputs[key].value === "" ? null : Number(inputs[key].value);
+    for (const [key, , span] of LIMITS) {
+      const value = span ? spanValue(...inputs[key]) : inputs[key].value === "" ? null : Number(inputs[key].value);
       if (value !== policy[key]) patch[key] = value;
     }
     try {
@@ -99,6 +99,7 @@ function nameCard(space_, diag, reload) {
       field("Running", diag.running ?? "—"),
       field("Waiting on", diag.waitingOn.length ? diag.waitingOn.join(", ") : "nothing"),
       field("Oldest claimable", when(diag.oldestClaimableAtMs)),
+      field("Concurrency", h("span", { class: "concurrency-text" }, policy.concurrency ?? "no limit")),
       field("Rate", h("span", { class: "rate-text" }, rateText(policy.rate))),
       field("Per-key rate", h("span", { class: "per-key-rate-text" }, rateText(policy.perKeyRate))),
     ),

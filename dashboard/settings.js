@@ -1,4 +1,4 @@
-import { api, attempt, field, h, json, notice, row, show, space, spaceHeader, table, valueBlock, whenText } from "./core.js";
+import { api, attempt, field, h, json, notice, row, show, space, spaceHeader, spanInput, spanValue, table, valueBlock, whenText } from "./core.js";
 
 // -- settings -------------------------------------------------------------------------------
 
@@ -14,24 +14,6 @@ const SETTINGS = [
   ["completedRetentionMs", "Keep completed jobs", false, true],
   ["failedRetentionMs", "Keep failed jobs", false, true],
 ];
-const UNITS = [
-  ["days", 86400000],
-  ["hours", 3600000],
-  ["minutes", 60000],
-  ["seconds", 1000],
-  ["ms", 1],
-];
-
-// A span of time in the largest unit that holds it whole (blank: minutes), and a menu of
-// units; the number's input keeps the setting's name, its unit's is `<name>.unit`.
-function spanInput(key, label, value) {
-  const [, size] = value ? UNITS.find(([, n]) => value % n === 0) : UNITS[2];
-  const number = h("input", { name: key, type: "number", min: 0, step: "any", value: value === null || value === undefined ? "" : value / size });
-  const unit = h("select", { name: key + ".unit", "aria-label": label + " unit" }, UNITS.map(([u, n]) => h("option", { value: String(n) }, u)));
-  unit.value = String(size);
-  return h("label", null, label, h("span", { class: "span-input" }, number, unit));
-}
-
 function randomSecret() {
   const bytes = new Uint8Array(32);
   crypto.getRandomValues(bytes);
@@ -133,9 +115,8 @@ export async function settingsView(name) {
     event.preventDefault();
     const patch = {};
     for (const [key, , nullable, span] of SETTINGS) {
-      const raw = form.elements[key].value;
-      const scale = span ? Number(form.elements[key + ".unit"].value) : 1;
-      const value = raw === "" ? (nullable ? null : undefined) : Math.round(Number(raw) * scale);
+      const raw = span ? spanValue(form.elements[key], form.elements[key + ".unit"]) : form.elements[key].value === "" ? null : Number(form.elements[key].value);
+      const value = raw === null ? (nullable ? null : undefined) : raw;
       if (value !== undefined && value !== current[key]) patch[key] = value;
     }
     if (Object.keys(patch).length) save(patch);

@@ -142,21 +142,25 @@ def test_pause_resume_and_change_a_limit_in_place(
     expect(card.locator("button.pause")).to_have_text("Pause")
     assert client.names.policy("mail").paused is False
     card.locator("[name=concurrency]").fill("3")
+    card.locator("[name=agingIntervalMs]").fill("2")
+    card.locator("[name='agingIntervalMs.unit']").select_option(label="minutes")
     card.locator("button[type=submit]").click()
-    expect(card).to_contain_text("Running")
+    expect(card.locator(".concurrency-text")).to_have_text("3")
     expect(card.locator("[name=concurrency]")).to_have_value("3")
-    assert client.names.policy("mail").concurrency == 3
+    saved = client.names.policy("mail")
+    assert (saved.concurrency, saved.aging_interval_ms) == (3, 120_000)
 
     # A fresh page, so the card typed into next is not replaced by the save's reload above.
     page.reload()
     expect(card.locator("[name=concurrency]")).to_have_value("3")
     card.locator("[name='rate.tokens']").fill("20")
-    card.locator("[name='rate.intervalMs']").fill("60000")
+    card.locator("[name='rate.intervalMs']").fill("1")
+    card.locator("[name='rate.intervalMs.unit']").select_option(label="minutes")
     card.locator("[name='perKeyRate.tokens']").fill("2")
-    card.locator("[name='perKeyRate.intervalMs']").fill("1000")
+    card.locator("[name='perKeyRate.intervalMs']").fill("1")
     card.locator("button[type=submit]").click()
-    expect(card.locator(".rate-text")).to_have_text("20 per 60000 ms")
-    expect(card.locator(".per-key-rate-text")).to_have_text("2 per 1000 ms")
+    expect(card.locator(".rate-text")).to_have_text("20 per 1 min")
+    expect(card.locator(".per-key-rate-text")).to_have_text("2 per 1 s")
     policy = client.names.policy("mail")
     assert (policy.rate, policy.per_key_rate) == (Rate(20, 60_000), Rate(2, 1_000))
     assert policy.concurrency == 3, "only the fields changed are sent"
