@@ -1,6 +1,7 @@
 """The clock (EventBridge Scheduler on AWS, a thread in `emit dev`): what is due in the
 books (`shared.sweeper`): deadlines, leases, and the timers (never-claimed checks, callback
-retries handed to their sender `functions/callback_sender.py`, narrowing, healing, hints).
+retries handed to their sender `functions/callback_sender.py`, narrowing, healing, hints),
+then the deployment's claimable backlog and oldest claimable age, published (`shared.backlog`).
 A tick that arrives twice, or late, finds nothing to redo."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from shared.observability import logger, metrics, tracer
+from shared.observability import logger, metrics, publish_name_point, tracer
 from shared.runtime import runtime
 
 STOP_BEFORE_END_MS = 10_000
@@ -34,5 +35,25 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     for metric, count in counts.items():
         if count:
             metrics.add_metric(metric, MetricUnit.Count, count)
+    backlog = rt.backlog.measure()
+    if backlog.publish:
+        metrics.add_metric("ClaimableBacklog", MetricUnit.Count, backlog.claimable)
+        metrics.add_metric("OldestClaimableAge", MetricUnit.Seconds, backlog.oldest_age_s)
+    points = rt.name_metrics.points()
+    for point in points:
+        publish_name_point(point)
     logger.debug("tick", extra={"action": "tick", "report": report.__dict__})
-    return {"expired": report.expired, "unclaimed": report.unclaimed, "callbacks": report.callbacks}
+    return {
+        "expired": report.expired,
+        "unclaimed": report.unclaimed,
+        "callbacks": report.callbacks,
+        "backlog": {
+            "claimable": backlog.claimable,
+            "oldestAgeS": backlog.oldest_age_s,
+            "published": backlog.publish,
+        },
+        "names": [
+            {"space": p.space, "name": p.name, "events": p.events, "claimable": p.backlog.claimable}
+            for p in points
+        ],
+    }

@@ -462,6 +462,8 @@ class Space(Answer):
     """Where failure notices go; null: nowhere."""
     onSettled: OnSettled | None
     """Where settled notices go; null: nowhere."""
+    metrics: list[str]
+    """The names whose own CloudWatch metrics the clock publishes, in name order."""
     inFlight: int
     """Unfinished jobs: under a `maxInFlight`, those created while it was set (exact); without
     one, every unfinished job, from the stream's counts (a few seconds behind)."""

@@ -71,6 +71,13 @@ READY_SHARDS = 4
 MAX_READY_SHARDS = 64
 """The most a name spreads over: 2 index writes a job, 500 jobs/s a shard, so 64 shards
 hold 10,000 jobs/s at a third of their limit. Widths are powers of two from 4 to this."""
+MAX_METRICS_NAMES = 20
+"""Names a space may list under `metrics`: each publishes six custom metrics."""
+WAIT_SHARDS = 4
+"""The write shards of the deployment's waiting counts (`shared.store.backlog`): each stream
+batch that moves pending jobs adds to one shard's minute and hour (a transactional write,
+2 units each). One shard's items hold some 500 batches a second, about 12,500 jobs a
+second; four, 50,000 for the deployment. The clock reads every shard: a few queries a tick."""
 BOOK_SHARDS = 32
 """The write shards of each time slot of each book (`shared.store.books`: the lease book,
 the deadline book): a claim request (or a create request with deadlines) puts one bucket

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import EphemeralMetrics
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from aws_lambda_powertools.metrics.provider.cloudwatch_emf.metric_properties import (
     MetricResolution,
@@ -24,6 +26,27 @@ class QuietMetrics(Metrics):
     ) -> None:
         if not is_metrics_disabled():
             super().add_metric(name, unit, value, resolution)
+
+
+if TYPE_CHECKING:
+    from shared.name_metrics import NamePoint
+
+
+def publish_name_point(point: NamePoint) -> None:
+    """One listed name's metrics (`shared.name_metrics`), in a blob of their own with the
+    dimensions Space and Name (the function's own metrics have none but the service)."""
+    if is_metrics_disabled():
+        return
+    blob = EphemeralMetrics(namespace="Emit", service="emit")
+    blob.add_dimension("Space", point.space)
+    blob.add_dimension("Name", point.name)
+    for metric, n in point.events.items():
+        blob.add_metric(metric, MetricUnit.Count, n)
+    if point.backlog.publish:
+        blob.add_metric("ClaimableBacklog", MetricUnit.Count, point.backlog.claimable)
+        blob.add_metric("OldestClaimableAge", MetricUnit.Seconds, point.backlog.oldest_age_s)
+    if point.events or point.backlog.publish:
+        blob.flush_metrics()
 
 
 logger = Logger(service="emit")

@@ -18,6 +18,7 @@ import httpx
 from botocore.config import Config as BotoConfig
 
 from shared.auth import Tokens
+from shared.backlog import BacklogWatch
 from shared.callbacks import Dispatcher, Outbox
 from shared.clock import Clock, SystemClock
 from shared.config import Config
@@ -26,10 +27,12 @@ from shared.ids import IdGenerator
 from shared.jobs.context import Context, QueueConfig
 from shared.jobs.notify import Notifier
 from shared.jobs.schedules import fire_due
+from shared.name_metrics import NameMetrics
 from shared.outbox import LocalOutbox, SqsOutbox
 from shared.policy import Policies
 from shared.spaces import SpaceSettings
 from shared.spread import Spreader
+from shared.store.backlog import BacklogStore
 from shared.store.blobs import Blobs
 from shared.store.books import Slots
 from shared.store.deadlines import DeadlineBook
@@ -46,6 +49,7 @@ from shared.store.spread import SpreadStore
 from shared.store.tallies import TallyStore
 from shared.store.timers import TimerBook
 from shared.store.tokens import TokenStore
+from shared.store.watched import WatchedStore
 from shared.stream import StreamProcessor
 from shared.sweeper import Sweeper
 from shared.targets import TargetPolicy
@@ -117,12 +121,14 @@ class Runtime:
         self.timers = Timers(timer_book, self.clock)
         """Files timed work for the clock (`shared.timers`)."""
         self.policies = Policies(self.space_store, self.clock, self.config.policy_cache_ms)
+        watched = WatchedStore(self.db)
         self.settings = SpaceSettings(
             self.space_store,
             self.clock,
             self.config.settings_cache_ms,
             self.timers,
             on_write=self.policies.forget,
+            watched=watched,
         )
         self.journal = Journal(self.db)
         self.jobs = JobStore(
@@ -136,6 +142,16 @@ class Runtime:
         self.deliveries = DeliveryStore(self.db)
         self.tallies = TallyStore(self.db)
         """Every name's and space's counts, kept from the stream (`shared.counts`)."""
+        self.backlog = BacklogWatch(BacklogStore(self.db), self.clock)
+        """The deployment's claimable backlog, as the clock publishes it (`shared.backlog`)."""
+        self.name_metrics = NameMetrics(
+            clock=self.clock,
+            watched=watched,
+            settings=self.settings,
+            tallies=self.tallies,
+            backlog=self.backlog,
+        )
+        """The metrics of the names spaces list, as the clock publishes them."""
         self.targets = TargetPolicy(allow_private=self.config.allow_private_callbacks)
         self.context = Context(
             clock=self.clock,

@@ -444,6 +444,16 @@ class SettingsPatch(Body):
     """null: no failure notices."""
     onSettled: OnSettledSpec | None = None
     """null: no settled notices."""
+    metrics: Annotated[list[JobName], Field(max_length=limits.MAX_METRICS_NAMES)] | None = None
+    """The names whose own CloudWatch metrics the clock publishes (each a custom metric, billed
+    as such); null or []: none."""
+
+    @field_validator("metrics")
+    @classmethod
+    def _names_once(cls, names: list[str] | None) -> list[str] | None:
+        if names is not None and len(set(names)) != len(names):
+            raise ValueError("must name each job name at most once")
+        return names
 
 
 def dump_json(value: Any) -> bytes:

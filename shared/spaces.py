@@ -12,7 +12,15 @@ from shared.clock import Clock, Recent
 from shared.errors import NotFound
 from shared.policy import Policy, patch_fields
 from shared.schema import JobDefaults, SettingsPatch
-from shared.store.port import HINT, UNCLAIMED, Settings, SpacePolicies, SpaceStorePort, Timer
+from shared.store.port import (
+    HINT,
+    UNCLAIMED,
+    Settings,
+    SpacePolicies,
+    SpaceStorePort,
+    Timer,
+    WatchedStorePort,
+)
 from shared.timers import Timers
 
 SWEEP_BUCKET = 1_000
@@ -48,9 +56,13 @@ class SpaceSettings:
         clock: Clock,
         cache_ms: int,
         timers: Timers,
+        *,
         on_write: Callable[[str], None] | None = None,
+        watched: WatchedStorePort | None = None,
     ) -> None:
         self.store = store
+        self.watched = watched
+        """Where the clock finds the spaces that list names under `metrics`."""
         self.clock = clock
         self.timers = timers
         """Where a changed never-claimed window files its names' checks (`shared.unclaimed`)."""
@@ -82,7 +94,12 @@ class SpaceSettings:
         changes = settings_changes(patch)
         if changes.get("unclaimedMs") is not None:
             self._sweep_unclaimed(space, int(changes["unclaimedMs"]))
+        listing = "metrics" in changes and self.watched is not None
+        if listing and changes["metrics"] and self.watched is not None:
+            self.watched.watch(space)  # before: the list may name too many, never too few
         self.store.patch_settings(space, changes, self.clock.now_ms())
+        if listing and not changes["metrics"] and self.watched is not None:
+            self.watched.unwatch(space)
         if "policy" in patch.model_fields_set:
             fields = patch_fields(patch.policy) if patch.policy is not None else None
             self.store.write_policy(space, None, fields, self.clock.now_ms())

@@ -15,7 +15,7 @@ from typing import Any
 
 from shared.callbacks import Due, Outbox
 from shared.clock import Clock
-from shared.counts import tally_of
+from shared.counts import tally_of, waits_of
 from shared.jobs.notify import Notifier
 from shared.spaces import SpaceSettings
 from shared.store.port import (
@@ -76,8 +76,9 @@ class StreamProcessor:
         if change is None:
             return None, Counted(record_id)
         due = self.changed(change)
-        found = tally_of(change)
-        return due, (Counted(record_id, change.space, *found) if found else Counted(record_id))
+        tally, waits = tally_of(change), waits_of(change)
+        watched = bool(waits) and change.name in self.settings.get(change.space).metrics
+        return due, Counted(record_id, change.space, change.name, tally, waits, watched)
 
     def count(self, records: list[Counted]) -> Tally:
         """Count a batch's records, up to its first failure, once each (`shared.store.tallies`):

@@ -71,6 +71,11 @@ class JobChange:
         return cls(record.get("eventName", ""), space, job_id, old, new)
 
     @property
+    def name(self) -> str:
+        item = self.new if self.new is not None else self.old
+        return str((item or {}).get("name", ""))
+
+    @property
     def finished(self) -> bool:
         """This change is the one that finished the job (a record of any other change is not)."""
         return (

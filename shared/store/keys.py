@@ -268,6 +268,42 @@ def minute(space_name: str, name: str, minute_ms: int) -> dict[str, str]:
     return {"pk": minutes(space_name, name), "sk": minute_sort(minute_ms)}
 
 
+WAIT_PREFIX = "WAIT#"
+WAIT_HOURS_PREFIX = "WAITH#"
+DEPLOYMENT = "*"
+"""The waiting counts' scope of the whole deployment; a name's is `name_scope`."""
+
+
+def name_scope(space_name: str, name: str) -> str:
+    return f"{space_name}#{name}"
+
+
+def backlog_place(scope: str) -> dict[str, str]:
+    """The clock's place in a scope's waiting counts (`shared.store.backlog`)."""
+    return {"pk": f"BACKLOG#{scope}", "sk": "-"}
+
+
+def wait_minutes(scope: str, shard: int, day_ms: int) -> str:
+    """A shard's waiting counts of one day, a minute each: a partition a day, so the minutes
+    written now are apart from those only read, and the minutes since a place less than a
+    day old are one query a shard. The shard comes last, so a period's shards share all of
+    the key before it."""
+    return f"{WAIT_PREFIX}{scope}#{day_ms:013d}#{shard}"
+
+
+def wait_minute(scope: str, shard: int, minute_ms: int) -> dict[str, str]:
+    day = minute_ms // limits.DAY_MS * limits.DAY_MS
+    return {"pk": wait_minutes(scope, shard, day), "sk": minute_sort(minute_ms)}
+
+
+def wait_hours(scope: str, shard: int) -> str:
+    return f"{WAIT_HOURS_PREFIX}{scope}#{shard}"
+
+
+def wait_hour(scope: str, shard: int, hour_ms: int) -> dict[str, str]:
+    return {"pk": wait_hours(scope, shard), "sk": minute_sort(hour_ms)}
+
+
 def delivery(space_name: str, job_id: str) -> dict[str, str]:
     return {"pk": f"C#{space_name}#{job_id}", "sk": "-"}
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from shared.job import Job, JobStatus
 from shared.machine import Transition
+from shared.store.backlog import Place as BacklogPlace
 from shared.store.blobs import Packed
 from shared.store.books import Bucket, E, Look
 from shared.store.counters import Owner
@@ -43,6 +44,7 @@ from shared.store.jobs.records import (
     Waiting,
 )
 from shared.store.journal import Event, Line
+from shared.store.keys import DEPLOYMENT, name_scope
 from shared.store.leases import LeaseEntry
 from shared.store.listeners import Connection, ConnectionGone
 from shared.store.policies import Policy, Rate, SpacePolicies
@@ -418,12 +420,15 @@ class SpreadStorePort(Protocol):
 
 __all__ = [
     "CALLBACK",
+    "DEPLOYMENT",
     "HEAL",
     "HINT",
     "NARROW",
     "SCHEDULE",
     "UNCLAIMED",
     "Attempt",
+    "BacklogPlace",
+    "BacklogStorePort",
     "BookPort",
     "Bucket",
     "Census",
@@ -481,6 +486,8 @@ __all__ = [
     "TokenStorePort",
     "Waiting",
     "Watched",
+    "WatchedStorePort",
+    "name_scope",
 ]
 
 
@@ -562,7 +569,43 @@ class TallyStorePort(Protocol):
         ...
 
 
+class BacklogStorePort(Protocol):
+    """Waiting counts, the deployment's or a name's, as the clock reads them
+    (`shared.store.backlog`)."""
+
+    def place(self, scope: str) -> BacklogPlace | None:
+        """The clock's place in a scope's counts (None: never measured)."""
+        ...
+
+    def move(self, scope: str, old: BacklogPlace | None, new: BacklogPlace) -> bool:
+        """Write the place unless moved since `old`; whether it was written."""
+        ...
+
+    def hours(self, scope: str, from_ms: int, to_ms: int) -> dict[int, int]:
+        """Each hour's count, from the hour of `from_ms` to `to_ms`."""
+        ...
+
+    def minutes(self, scope: str, from_ms: int, to_ms: int) -> dict[int, int]:
+        """Each minute's count from `from_ms` to `to_ms`, within the day of `from_ms`."""
+        ...
+
+
+class WatchedStorePort(Protocol):
+    """The spaces that list names under `metrics` (`shared.store.watched`)."""
+
+    def watch(self, space: str) -> None: ...
+
+    def unwatch(self, space: str) -> None: ...
+
+    def spaces(self) -> list[str]: ...
+
+    def take_minute(self, space: str, minute_ms: int) -> bool:
+        """Whether the caller publishes the space's counts of `minute_ms` (no one took it)."""
+        ...
+
+
 if TYPE_CHECKING:
+    from shared.store.backlog import BacklogStore
     from shared.store.deliveries import DeliveryStore
     from shared.store.jobs import JobStore
     from shared.store.journal import Journal
@@ -573,6 +616,7 @@ if TYPE_CHECKING:
     from shared.store.spread import SpreadStore
     from shared.store.tallies import TallyStore
     from shared.store.tokens import TokenStore
+    from shared.store.watched import WatchedStore
 
     _jobs_speak: type[JobStorePort] = JobStore
     _deliveries_speak: type[DeliveryStorePort] = DeliveryStore
@@ -585,3 +629,5 @@ if TYPE_CHECKING:
     _spread_speaks: type[SpreadStorePort] = SpreadStore
     _schedules_speak: type[ScheduleStorePort] = ScheduleStore
     _tallies_speak: type[TallyStorePort] = TallyStore
+    _backlog_speaks: type[BacklogStorePort] = BacklogStore
+    _watched_speaks: type[WatchedStorePort] = WatchedStore

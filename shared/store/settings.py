@@ -10,7 +10,7 @@ one means, `UNCLAIMED_OFF`) or how a PATCH's fields become its attributes
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from shared import limits
@@ -74,6 +74,9 @@ class Settings:
     failed_retention_ms: int = limits.DEFAULT_FAILED_RETENTION_MS
     on_failure: Destination | None = None
     on_settled: Destination | None = None
+    metrics: Mapping[str, int] = field(default_factory=dict)
+    """The names whose metrics the clock publishes, each with the time it was listed (its
+    waiting counts begin then: `shared.backlog`)."""
 
     @classmethod
     def from_item(cls, item: Item | None) -> Settings:
@@ -98,6 +101,7 @@ class Settings:
             failed_retention_ms=item.get("failedRetentionMs", base.failed_retention_ms),
             on_failure=Destination.of("onFailure", item.get("onFailure")),
             on_settled=Destination.of("onSettled", item.get("onSettled")),
+            metrics={str(k): int(v) for k, v in (item.get("metrics") or {}).items()},
         )
 
     @property
@@ -126,6 +130,7 @@ class Settings:
             "failedRetentionMs": self.failed_retention_ms,
             "onFailure": self.on_failure.render() if self.on_failure else None,
             "onSettled": self.on_settled.render() if self.on_settled else None,
+            "metrics": sorted(self.metrics),
         }
 
 
@@ -134,15 +139,18 @@ def stored_changes(changes: Mapping[str, Any], current: Item | None, now_ms: int
     (`changes`, in the API's spelling, None: back to the default, or off). `backoff` is
     merged into the stored one key by key, so a PATCH of its `kind` keeps its `maxMs`."""
     stored: dict[str, Any] = {}
-    for field, value in changes.items():
-        if field == "backoff":
-            stored[field] = None if value is None else {**(current or {}).get("backoff", {}), **value}
-        elif field in ("onFailure", "onSettled"):
-            stored[field] = _destination(value, (current or {}).get(field), now_ms)
-        elif field == "unclaimedMs" and value is None:
-            stored[field] = UNCLAIMED_OFF
+    for key, value in changes.items():
+        if key == "metrics":
+            listed = ((current or {}).get("metrics") or {}) if value else {}
+            stored[key] = {name: int(listed.get(name, now_ms)) for name in value} if value else None
+        elif key == "backoff":
+            stored[key] = None if value is None else {**(current or {}).get("backoff", {}), **value}
+        elif key in ("onFailure", "onSettled"):
+            stored[key] = _destination(value, (current or {}).get(key), now_ms)
+        elif key == "unclaimedMs" and value is None:
+            stored[key] = UNCLAIMED_OFF
         else:
-            stored[field] = value
+            stored[key] = value
     return stored
 
 

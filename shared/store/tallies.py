@@ -17,20 +17,26 @@ Keys, and why none is hot:
 | a name's gauges | `CNT#{space}#{name}` | once a batch that moved its jobs |
 | the space's gauges | `CNT#{space}` | once a batch that moved its jobs |
 | a name's minute | `MIN#{space}#{name}` / `{minute}` | once a batch, that minute |
+| jobs waiting since a minute | `WAIT#{scope}#{hour}#{shard}` / `{minute}` | once a batch moving them |
+| ... since an hour | `WAITH#{scope}#{shard}` / `{hour}` | the same |
 
 A batch is up to 100 records, so one busy name's items take a transactional write (2
 units) per hundred of its records (some 25 jobs), whatever the load: a name's (and a
-space's) ceiling is 500 such writes a second on its key, some 12,500 jobs a second.
+space's) ceiling is 500 such writes a second on its key, some 12,500 jobs a second. The
+waiting counts are the deployment's (spread over `limits.WAIT_SHARDS` shards a batch
+picks: 50,000 jobs a second in all) and a watched name's (`shared.store.backlog`: one shard,
+the name's ceiling as above).
 """
 
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 
 from shared import limits
-from shared.store import keys
+from shared.store import backlog, keys
 from shared.store.dynamo import Dynamo, Item, TransactionConflict, serialize, values
 
 MAX_ACTIONS = 100
@@ -38,6 +44,8 @@ MAX_ACTIONS = 100
 MARK_TTL_S = 25 * 3_600
 MINUTE_TTL_S = 3 * 3_600
 """A minute is kept a little over the hour `GET .../metrics` shows."""
+WAIT_TTL_MS = 400 * limits.DAY_MS
+"""A waiting count outlives any job it counts but one pending for more than a year."""
 
 
 @dataclass
@@ -83,12 +91,17 @@ class Tally:
 @dataclass(frozen=True)
 class Counted:
     """One record, as counted: its id (`eventID`), and what it did to which name's jobs
-    (`tally` None: nothing to count, the record still takes its place in the order)."""
+    (`tally` None and no `waits`: nothing to count, the record still takes its place in
+    the order)."""
 
     record_id: str
     space: str = ""
     name: str = ""
     tally: Tally | None = None
+    waits: tuple[tuple[int, int], ...] = ()
+    """The waiting counts it moves: (minute waited since, +1 or -1)."""
+    watched: bool = False
+    """Its name is listed under its space's `metrics`: the name's waiting counts move too."""
 
 
 @dataclass(frozen=True)
@@ -205,17 +218,21 @@ def _gauges(row: Item) -> Gauges:
 
 
 def _chunk_end(records: Sequence[Counted], start: int) -> int:
-    """Where a chunk from `start` ends: each name adds up to two items and each space one
-    to the transaction (with the mark), within `MAX_ACTIONS`."""
+    """Where a chunk from `start` ends: each name adds up to two items, each space one and
+    each waiting minute two (its minute's and its hour's) to the transaction (with the
+    mark), within `MAX_ACTIONS`."""
     names: set[tuple[str, str]] = set()
     spaces: set[str] = set()
+    minutes: set[tuple[str, int]] = set()
     for i in range(start, len(records)):
         r = records[i]
         if r.tally:
             names.add((r.space, r.name))
             spaces.add(r.space)
-            if 1 + 2 * len(names) + len(spaces) > MAX_ACTIONS:
-                return i
+        for scope in _scopes(r):
+            minutes.update((scope, minute) for minute, _ in r.waits)
+        if 1 + 2 * len(names) + len(spaces) + 2 * len(minutes) > MAX_ACTIONS:
+            return max(i, start + 1)
     return len(records)
 
 
@@ -237,6 +254,48 @@ def _updates(chunk: Sequence[Counted], now_ms: int) -> list[dict[str, object]]:
     for space, tally in by_space.items():
         if tally.gauges:
             out.append(_add(keys.space_counts(space), tally.gauges))
+    for scope, scoped in _waits(chunk).items():
+        out += _wait_updates(scope, chunk[0].record_id, scoped)
+    return out
+
+
+def _waits(chunk: Sequence[Counted]) -> dict[str, dict[int, int]]:
+    """The chunk's waiting counts' deltas, by scope and minute."""
+    waits: dict[str, dict[int, int]] = {}
+    for r in chunk:
+        for scope in _scopes(r):
+            scoped = waits.setdefault(scope, {})
+            for minute_ms, delta in r.waits:
+                scoped[minute_ms] = scoped.get(minute_ms, 0) + delta
+    return waits
+
+
+def _scopes(r: Counted) -> list[str]:
+    """The waiting counts a record moves: the deployment's, and its name's if watched."""
+    if not r.waits:
+        return []
+    return [keys.DEPLOYMENT, keys.name_scope(r.space, r.name)] if r.watched else [keys.DEPLOYMENT]
+
+
+def _wait_updates(scope: str, first_id: str, waits: dict[int, int]) -> list[dict[str, object]]:
+    """A scope's waiting counts' additions, in one write shard (chosen by the chunk's first
+    record, so a busy stream spreads over them all): each minute, and its hour. A count
+    may go below zero in a shard (a job counted in one and taken out in another); the
+    clock adds the shards up (`shared.store.backlog`)."""
+    shard = zlib.crc32(first_id.encode()) % backlog.shards(scope)
+    hours: dict[int, int] = {}
+    out: list[dict[str, object]] = []
+    for minute_ms, delta in sorted(waits.items()):
+        if delta:
+            ttl = (minute_ms + WAIT_TTL_MS) // 1000
+            out.append(_add(keys.wait_minute(scope, shard, minute_ms), {"n": delta}, ttl=ttl))
+            hour = minute_ms // limits.HOUR_MS * limits.HOUR_MS
+            hours[hour] = hours.get(hour, 0) + delta
+    for hour, delta in hours.items():
+        if delta:
+            out.append(
+                _add(keys.wait_hour(scope, shard, hour), {"n": delta}, ttl=(hour + WAIT_TTL_MS) // 1000)
+            )
     return out
 
 

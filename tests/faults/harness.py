@@ -80,6 +80,9 @@ ALLOWED_TO_STAY = {
     "RATE#": "a name's rate items (the time its rate next allows): a name outlives its jobs",
     "Q#": "a concurrency key's item (its running count, its entry): a name outlives its jobs (must count 0)",
     "CNT#": "a space's and its names' pending and running counts (shared.counts): each must count 0",
+    "WAIT#": "the deployment's waiting jobs by minute (shared.backlog): each minute's shards must add to 0",
+    "WAITH#": "the same by hour: each hour's shards must add to 0",
+    "BACKLOG#": "the clock's place in the waiting counts",
 }
 """What may stay in the table for good after every job is gone, and why. Everything else
 (jobs, side items, lines, events, keys, deliveries, the books' buckets and slot maps) must
@@ -588,6 +591,14 @@ class World:
                     f"count {item['pk']} / {item['sk']}: pending {item.get('pending', 0)}, "
                     f"running {item.get('running', 0)} with no job unfinished"
                 )
+        waiting: dict[tuple[str, str], int] = {}
+        for item in left:
+            if item["pk"].startswith(("WAIT#", "WAITH#")):
+                # A minute's (an hour's) count is the sum of its shards' (the shard is the
+                # partition key's last field).
+                period = f"{item['pk'].rpartition('#')[0]} / {item['sk']}"
+                waiting[period] = waiting.get(period, 0) + int(item.get("n", 0))
+        found += [f"count {at}: {n} waiting with no job unfinished" for at, n in waiting.items() if n]
         return found
 
     def _findable(self, item: dict[str, Any], listed: set[tuple[str, str]]) -> bool:

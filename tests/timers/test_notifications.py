@@ -188,7 +188,7 @@ def test_bad_destinations_are_refused_naming_the_field(api: Api, body: dict[str,
     assert answer.body["message"].startswith(f"{field}:"), answer.body
 
 
-COUNTS = ("TALLIED#", "CNT#", "MIN#")
+COUNTS = ("TALLIED#", "CNT#", "MIN#", "WAIT#", "WAITH#")
 """The stream's counts (`shared.store.tallies`): a batch's own writes, the notices' none."""
 
 
