@@ -26,6 +26,8 @@ def build(app: App) -> EmitStack:
         throwaway=flag(app.node.try_get_context(constants.THROWAWAY_CONTEXT)),
         alarm_email=app.node.try_get_context(constants.ALARM_EMAIL_CONTEXT) or None,
         dashboard=flag(app.node.try_get_context(constants.DASHBOARD_CONTEXT)),
+        failure_rate_alarm=number(app, constants.FAILURE_RATE_ALARM_CONTEXT, high=1.0),
+        oldest_claimable_alarm_s=number(app, constants.OLDEST_CLAIMABLE_ALARM_CONTEXT),
     )
     check(app)
     return stack
@@ -40,6 +42,22 @@ def check(app: App) -> None:
 def flag(value: object) -> bool:
     """A context flag: `-c throwaway=true` arrives as the string "true"."""
     return value is True or str(value).lower() in {"true", "1", "yes"}
+
+
+def number(app: App, name: str, *, high: float | None = None) -> float | None:
+    """A threshold from the context (None: not given, its alarm is not made); one that is
+    no number above zero, or above `high`, stops the synthesis naming the flag."""
+    value = app.node.try_get_context(name)
+    if value is None or value == "":
+        return None
+    try:
+        found = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"-c {name}={value!r}: give a number") from None
+    if found <= 0 or (high is not None and found > high):
+        bound = f"above 0 and at most {high:g}" if high is not None else "above 0"
+        raise ValueError(f"-c {name}={value!r}: give a number {bound}")
+    return found
 
 
 def main() -> None:

@@ -30,6 +30,13 @@ ALARM_EMAIL_CONTEXT = "alarmEmail"
 DASHBOARD_CONTEXT = "dashboard"
 """`-c dashboard=true` adds the CloudWatch dashboard: $3 a month at rest (beyond an account's
 first three), so it is off unless asked for; the alarms do not depend on it."""
+FAILURE_RATE_ALARM_CONTEXT = "failureRateAlarm"
+"""`-c failureRateAlarm=0.05` alarms when more than that share of the jobs that ended in five
+minutes failed (at least `FAILURE_RATE_MIN_JOBS` of them): two metrics, $0.20 a month."""
+OLDEST_CLAIMABLE_ALARM_CONTEXT = "oldestClaimableAlarmSeconds"
+"""`-c oldestClaimableAlarmSeconds=900` alarms when a claimable job has waited that long
+(the clock's `OldestClaimableAge`): one metric, $0.10 a month. Both are off unless asked
+for, keeping a stack at rest under $1 a month."""
 
 # -- stack outputs (stable keys: `first_token` and operators read them) --------------------
 
@@ -76,6 +83,9 @@ the account's concurrency is exhausted) is one the service refused."""
 DEAD_LETTER_THRESHOLD = 1
 """Any message in a dead-letter queue is a record or a tick the service gave up on."""
 ITERATOR_AGE_THRESHOLD_MS = 60_000
+FAILURE_RATE_MIN_JOBS = 10
+"""Fewer jobs ending in a period than this never raise the failure-rate alarm (one failure
+of two jobs is no rate)."""
 """Stream records older than a minute mean the stream handler is falling behind
 (stream records live 24 h [4.1])."""
 

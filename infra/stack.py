@@ -70,6 +70,8 @@ class EmitStack(Stack):
         throwaway: bool = False,
         alarm_email: str | None = None,
         dashboard: bool = False,
+        failure_rate_alarm: float | None = None,
+        oldest_claimable_alarm_s: float | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
@@ -78,6 +80,9 @@ class EmitStack(Stack):
         self.data = Data(self, "Data", throwaway=throwaway)
         self.monitoring = Monitoring(self, "Monitoring", alarm_email=alarm_email, dashboard=dashboard)
         self.monitoring.watch_table(self.data.table)
+        self.monitoring.watch_jobs(
+            failure_rate=failure_rate_alarm, oldest_claimable_s=oldest_claimable_alarm_s
+        )
         self.functions = Functions(
             self, "Functions", data=self.data, monitoring=self.monitoring, throwaway=throwaway
         )

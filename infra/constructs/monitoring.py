@@ -1,5 +1,6 @@
-"""What an operator watches: five alarms that notify one SNS topic, and (`-c dashboard=true`)
-a dashboard."""
+"""What an operator watches: five alarms that notify one SNS topic, two more on the jobs when
+their thresholds are given (`-c failureRateAlarm=0.05`, `-c oldestClaimableAlarmSeconds=900`),
+and (`-c dashboard=true`) a dashboard."""
 
 from __future__ import annotations
 
@@ -128,14 +129,8 @@ class Monitoring(Construct):
                 title="Jobs",
                 width=_WIDE,
                 left=[
-                    cloudwatch.Metric(
-                        namespace=constants.METRICS_NAMESPACE,
-                        metric_name=name,
-                        dimensions_map={"service": constants.SERVICE},
-                        statistic="Sum",
-                        period=_PERIOD,
-                    )
-                    for name in ("JobsCreated", "JobsClaimed")
+                    self._jobs_metric(name, "Sum")
+                    for name in ("JobsCreated", "JobsClaimed", "JobsCompleted", "JobsFailed")
                 ],
             ),
             cloudwatch.GraphWidget(
@@ -230,7 +225,59 @@ class Monitoring(Construct):
         )
         self._graphs(cloudwatch.GraphWidget(title="Stream iterator age", width=_WIDE, left=[age]))
 
+    def watch_jobs(self, *, failure_rate: float | None, oldest_claimable_s: float | None) -> None:
+        """The alarms on the jobs themselves, each only when its threshold is given (context
+        flags, `infra.constants`): the share of ending jobs that failed, from the stream's
+        `JobsFailed` and `JobsCompleted`; and the oldest claimable job's age, which the
+        clock publishes while anything waits (`shared.backlog`)."""
+        failed, completed = (self._jobs_metric(n, "Sum") for n in ("JobsFailed", "JobsCompleted"))
+        rate = cloudwatch.MathExpression(
+            expression=f"IF(f + c >= {constants.FAILURE_RATE_MIN_JOBS}, f / (f + c), 0)",
+            using_metrics={"f": failed, "c": completed},
+            label="Share of ending jobs that failed",
+            period=_PERIOD,
+        )
+        age = self._jobs_metric("OldestClaimableAge", "Maximum")
+        if failure_rate is not None:
+            self._alarm(
+                "failure-rate",
+                rate,
+                threshold=failure_rate,
+                description=f"More than {failure_rate:.0%} of the jobs that ended in five minutes "
+                "failed. Which names: GET /v1/spaces/{space}/metrics, or the dashboard's overview; "
+                "why: the failed jobs' errors (GET .../jobs?status=FAILED).",
+            )
+        if oldest_claimable_s is not None:
+            self._alarm(
+                "oldest-claimable-age",
+                age,
+                threshold=oldest_claimable_s,
+                description=f"A claimable job has waited {oldest_claimable_s:.0f} s or more: no "
+                "worker asks for its name, too few do, or a pause or limit holds it. Which: GET "
+                "/v1/spaces/{space}/diagnostics.",
+            )
+        self._graphs(
+            cloudwatch.GraphWidget(title="Jobs ending failed (share)", width=_WIDE, left=[rate]),
+            cloudwatch.GraphWidget(
+                title="Claimable backlog and oldest age (s)",
+                width=_WIDE,
+                left=[self._jobs_metric("ClaimableBacklog", "Maximum")],
+                right=[age],
+            ),
+        )
+
     # -- helpers ------------------------------------------------------------------------
+
+    @staticmethod
+    def _jobs_metric(name: str, statistic: str) -> cloudwatch.Metric:
+        """A metric the functions publish (Powertools' `service` dimension)."""
+        return cloudwatch.Metric(
+            namespace=constants.METRICS_NAMESPACE,
+            metric_name=name,
+            dimensions_map={"service": constants.SERVICE},
+            statistic=statistic,
+            period=_PERIOD,
+        )
 
     def count_invoke_failures(self, name: str, access_logs: logs.ILogGroup) -> None:
         """An API stage's refused or failed invokes (throttled, or the function failed) count
@@ -262,6 +309,7 @@ class Monitoring(Construct):
             self.dashboard.add_widgets(*widgets)
 
     def _alarm(self, name: str, metric: cloudwatch.IMetric, *, threshold: float, description: str) -> None:
+        """Raised at `threshold` or above, for one period; no data (nothing happened) is no alarm."""
         alarm = cloudwatch.Alarm(
             self,
             name,

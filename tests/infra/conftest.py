@@ -2,7 +2,8 @@
 
 One app holds two stacks: `Emit`, built exactly as `make synth` builds it (context
 defaults, cdk-nag's AwsSolutions checks on the whole app), and `EmitThrowaway`, the
-`-c throwaway=true -c dashboard=true` variant (every option the default leaves off). The
+`-c throwaway=true -c dashboard=true -c failureRateAlarm=0.05 -c
+oldestClaimableAlarmSeconds=900` variant (every option the default leaves off). The
 dependencies layer comes from the build cache (see infra/bundling.py), so after the first
 run this needs no network.
 """
@@ -35,7 +36,9 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     outdir = tmp_path_factory.mktemp("cdk.out")
     app = App(outdir=str(outdir), analytics_reporting=False)
     build(app)
-    EmitStack(app, THROWAWAY, throwaway=True, dashboard=True)
+    EmitStack(
+        app, THROWAWAY, throwaway=True, dashboard=True, failure_rate_alarm=0.05, oldest_claimable_alarm_s=900
+    )
     failure = None
     try:
         app.synth()

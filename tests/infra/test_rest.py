@@ -34,11 +34,13 @@ def test_the_templates_part_leaves_the_clock_its_share(emit: Json) -> None:
     assert at_rest.template_part <= rest.TARGET_DOLLARS - rest.CLOCKS_SHARE, rest.describe(at_rest, emit)
 
 
-def test_the_dashboard_costs_three_dollars_and_is_off_by_default(
+def test_the_dashboard_and_the_jobs_alarms_are_off_by_default_and_priced(
     synthesized: Synthesized, emit: Json
 ) -> None:
-    with_dashboard = rest.price(synthesized.templates[THROWAWAY]).template_part
-    assert with_dashboard - rest.price(emit).template_part == pytest.approx(rest.DASHBOARD)
+    """The throwaway stack adds the dashboard ($3) and the jobs' alarms: the failure rate reads
+    two metrics, the oldest claimable age one, $0.10 each."""
+    with_options = rest.price(synthesized.templates[THROWAWAY]).template_part
+    assert with_options - rest.price(emit).template_part == pytest.approx(rest.DASHBOARD + 3 * 0.10)
 
 
 def test_at_rest_costs_at_most_a_dollar(emit: Json, idle: dict[str, rest.IdleTicks]) -> None:

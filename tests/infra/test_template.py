@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aws_cdk import App
 from aws_cdk.assertions import Match, Template
 
 from infra import constants
+from infra.app import number
 from infra.constructs.functions import Functions
 from infra.constructs.monitoring import FAULTS_METRIC, FUNCTION_FAULTS, INVOKE_FAILURES
 from shared.config import Config
@@ -23,7 +25,7 @@ from shared.runtime import Runtime
 from shared.store.table import READY_INDEX, TTL_ATTRIBUTE, create_table_request
 from shared.wake import LambdaLater, LambdaSender
 from tests.infra.cfn import Json, Synthesized, http_only, module_of, referenced, resources, route_targets
-from tests.infra.conftest import STACK
+from tests.infra.conftest import STACK, THROWAWAY
 
 HTTP_API_PATH_PART = re.compile(r"^(\{[\w.:-]+\+?\}|[a-zA-Z0-9.:_-]+)$")
 """What API Gateway accepts in an HTTP API route's path part (aws-constraints 1.5)."""
@@ -482,6 +484,31 @@ def test_the_dashboard_only_when_asked_for(emit: Json, throwaway: Template) -> N
     assert constants.DASHBOARD_OUTPUT not in emit["Outputs"]
     throwaway.resource_count_is("AWS::CloudWatch::Dashboard", 1)
     assert constants.DASHBOARD_OUTPUT in throwaway.to_json()["Outputs"]
+
+
+def test_the_jobs_alarms_only_when_their_thresholds_are_given(emit: Json, throwaway: Template) -> None:
+    """The failure rate (metric math over the stream's JobsFailed and JobsCompleted, only once
+    enough jobs ended) and the oldest claimable age (the clock's), each with its flag's threshold."""
+    assert not {f"{STACK}-failure-rate", f"{STACK}-oldest-claimable-age"} & set(_alarms_by_name(emit))
+    alarms = _alarms_by_name(throwaway.to_json())
+    rate = alarms[f"{THROWAWAY}-failure-rate"]
+    assert rate["Threshold"] == 0.05
+    expression = next(m for m in rate["Metrics"] if "Expression" in m)["Expression"]
+    assert "f / (f + c)" in expression and ">= 10" in expression
+    names = {m["MetricStat"]["Metric"]["MetricName"] for m in rate["Metrics"] if "MetricStat" in m}
+    assert names == {"JobsFailed", "JobsCompleted"}
+    age = alarms[f"{THROWAWAY}-oldest-claimable-age"]
+    assert (age["MetricName"], age["Statistic"], age["Threshold"]) == ("OldestClaimableAge", "Maximum", 900)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("lots", "give a number$"), ("0", "above 0 and at most 1$"), ("1.5", "above 0 and at most 1$")],
+)
+def test_a_bad_alarm_threshold_stops_the_synthesis_naming_its_flag(value: str, message: str) -> None:
+    app = App(context={constants.FAILURE_RATE_ALARM_CONTEXT: value})
+    with pytest.raises(ValueError, match=f"-c failureRateAlarm='{value}': .*{message}"):
+        number(app, constants.FAILURE_RATE_ALARM_CONTEXT, high=1.0)
 
 
 def test_a_tick_that_cannot_run_is_dead_lettered(emit: Json) -> None:
