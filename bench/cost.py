@@ -66,6 +66,7 @@ from devserver.background import StreamReader, expire_ttl
 from devserver.wiring import (
     REGION,
 )
+from infra.constants import STREAM_BATCH_SIZE
 from shared import limits, render
 from shared.auth import Tokens
 from shared.clock import ManualClock
@@ -310,15 +311,24 @@ def later(
 
 
 def apply_stream(rt: Runtime, stream: StreamReader) -> int:
-    """Every new stream record, through the stream handler's processor, as Lambda hands
-    them (a read answers at most 1,000 records a shard: read until none is left), each read
-    a batch, begun as the handler begins one (`Wake.new_batch`); answers the batches."""
+    """Every new stream record, through the stream handler's processor, as Lambda hands them:
+    in batches of the trigger's size (`infra.constants.STREAM_BATCH_SIZE`; a read answers up
+    to 1,000 records a shard: read until none is left), each begun as the handler begins one
+    (`Wake.new_batch`), its records applied, its deliveries handed over and its counts kept
+    (`shared.counts`: one transaction a batch); answers the batches."""
     batches = 0
     while records := stream.read():
-        batches += 1
-        rt.wake.new_batch()
-        due = [found for record in records if (found := rt.stream.record(record)) is not None]
-        rt.stream.deliver(due)
+        for start in range(0, len(records), STREAM_BATCH_SIZE):
+            batches += 1
+            rt.wake.new_batch()
+            due, counted = [], []
+            for record in records[start : start + STREAM_BATCH_SIZE]:
+                found, tally = rt.stream.apply(record)
+                counted.append(tally)
+                if found is not None:
+                    due.append(found)
+            rt.stream.deliver(due)
+            rt.stream.count(counted)
     return batches
 
 

@@ -144,4 +144,4 @@ def test_an_idle_tick_costs_the_same_at_any_number_of_spaces(spaces: int) -> Non
 
 def test_bench_idle_prints_its_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert idle.main(["--spaces", "2", "--schedules"]) == 0
-    assert capsys.readouterr().out.splitlines() == ["idle tick at 2 spaces: 1 DynamoDB calls"]
+    assert capsys.readouterr().out.splitlines() == ["idle tick at 2 spaces: 7 DynamoDB calls"]
