@@ -40,7 +40,7 @@ import base64
 import os
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +67,7 @@ from devserver.wiring import (
     REGION,
 )
 from infra.constants import STREAM_BATCH_SIZE
+from infra.stream_filters import passes
 from shared import limits, render
 from shared.auth import Tokens
 from shared.clock import ManualClock
@@ -95,6 +96,9 @@ def random_payload(rng: random.Random, size: int = 1_000) -> dict[str, Any]:
 
 
 _LOAD = keys.name_load("space", "name")
+COUNT_PREFIXES = (keys.TALLIED_PREFIX, keys.COUNT_PREFIX, "MIN#", keys.WAIT_PREFIX, keys.WAIT_HOURS_PREFIX)
+"""The stream's counts' keys (`shared.store.tallies`): a transaction a batch of records."""
+
 APART: dict[str, tuple[tuple[str, ...], str | None]] = {
     "wake": ((LISTEN_PREFIX, HINT_PREFIX), None),
     "sampled count": ((_LOAD["pk"].partition("#")[0] + "#",), _LOAD["sk"]),
@@ -122,6 +126,8 @@ def apart_of(call: MeteredCall) -> str | None:
         for name, placeholder in _EQUALS.findall(params.get("KeyConditionExpression", "")):
             if names.get(name, name) == "pk":
                 pk = str(values[placeholder].get("S", ""))
+    if call.operation == "TransactWriteItems" and _counts_only(params):
+        return "counts"
     if call.operation in ("PutItem", "UpdateItem") and (
         pk.startswith(keys.TIMER_PREFIX) or pk == keys.BOOK_MAPS
     ):
@@ -130,6 +136,13 @@ def apart_of(call: MeteredCall) -> str | None:
         if pk.startswith(prefixes) and sort in (None, sk):
             return kind
     return None
+
+
+def _counts_only(params: Mapping[str, Any]) -> bool:
+    """A transaction of the stream's counts and nothing else."""
+    items = [next(iter(action.values())) for action in params.get("TransactItems", ())]
+    pks = [str(((i.get("Key") or i.get("Item") or {}).get("pk") or {}).get("S", "")) for i in items]
+    return bool(pks) and all(pk.startswith(COUNT_PREFIXES) for pk in pks)
 
 
 def _listener(apart: dict[str, Usage], partitions: PartitionLoad | None) -> Callable[[MeteredCall], None]:
@@ -208,7 +221,7 @@ def run(
         token = _prepared(rt, setup)
         meter = CapacityMeter(client)
         partitions = PartitionLoad(meter.table_spec, meter.item) if load else None
-        apart = {kind: Usage() for kind in (*APART, "filings")}
+        apart = {kind: Usage() for kind in (*APART, "filings", "counts")}
         meter.listener = _listener(apart, partitions)
         meter.attach()
         phases: dict[str, Usage] = {}
@@ -265,7 +278,11 @@ def run(
                 raise RuntimeError(f"a report was refused: {outcomes}")
         phases["complete"] = meter.usage
 
-        tick, batches = later(rt, clock, meter, stream, jobs=jobs, phases=phases)
+        tick, batches, records = later(rt, clock, meter, stream, jobs=jobs, phases=phases)
+        if partitions is not None and batches:
+            # The counts are written once a batch: a short run's batches are part full, where
+            # a busy name's are full; its counts' keys are charged as at full batches.
+            partitions.scale(COUNT_PREFIXES, (records / STREAM_BATCH_SIZE) / batches)
         return Measured(jobs, phases, tick, partitions, apart, batches)
 
 
@@ -277,7 +294,7 @@ def later(
     *,
     jobs: int,
     phases: dict[str, Usage],
-) -> tuple[Usage, int]:
+) -> tuple[Usage, int, int]:
     """What the jobs cost after their last request: the clock's lease check, the stream
     handler, and retention (the stream cleaning up after each removed job). Returns what
     one more tick's lease check costs over the emptied book (every tick's fixed cost), and
@@ -295,7 +312,7 @@ def later(
     tick = meter.usage
 
     meter.reset()
-    batches = apply_stream(rt, stream)
+    batches, records = apply_stream(rt, stream)
     phases["stream"] = meter.usage
 
     meter.detach()  # TTL's own deletes are free, and not the service's work
@@ -304,20 +321,26 @@ def later(
         raise RuntimeError("retention removed fewer jobs than were made")
     meter.attach()
     meter.reset()
-    batches += apply_stream(rt, stream)
+    more, _ = apply_stream(rt, stream)
+    batches += more
     phases["retention"] = meter.usage
     meter.detach()
-    return tick, batches
+    return tick, batches, records
 
 
-def apply_stream(rt: Runtime, stream: StreamReader) -> int:
-    """Every new stream record, through the stream handler's processor, as Lambda hands them:
-    in batches of the trigger's size (`infra.constants.STREAM_BATCH_SIZE`; a read answers up
-    to 1,000 records a shard: read until none is left), each begun as the handler begins one
-    (`Wake.new_batch`), its records applied, its deliveries handed over and its counts kept
-    (`shared.counts`: one transaction a batch); answers the batches."""
-    batches = 0
-    while records := stream.read():
+def apply_stream(rt: Runtime, stream: StreamReader) -> tuple[int, int]:
+    """Every new stream record Lambda's filters pass, through the stream handler's
+    processor, as Lambda hands them: in batches of the trigger's size
+    (`infra.constants.STREAM_BATCH_SIZE`; a read answers up to 1,000 records a shard: read
+    until none is left), each begun as the handler begins one (`Wake.new_batch`), its
+    records applied, its deliveries handed over and its counts kept (`shared.counts`: one
+    transaction a batch); answers the batches and the records they held."""
+    batches = handed = 0
+    while read := stream.read():
+        # Lambda filters before it batches (`infra.stream_filters`): the table's other records
+        # (the counts' own writes among them) never reach the handler nor fill its batches.
+        records = [r for r in read if passes(r)]
+        handed += len(records)
         for start in range(0, len(records), STREAM_BATCH_SIZE):
             batches += 1
             rt.wake.new_batch()
@@ -329,7 +352,7 @@ def apply_stream(rt: Runtime, stream: StreamReader) -> int:
                     due.append(found)
             rt.stream.deliver(due)
             rt.stream.count(counted)
-    return batches
+    return batches, handed
 
 
 def settled_notices(rt: Runtime) -> None:

@@ -77,6 +77,12 @@ class PartitionLoad:
     writes: defaultdict[PartitionKey, float] = field(default_factory=lambda: defaultdict(float))
     reads: defaultdict[PartitionKey, float] = field(default_factory=lambda: defaultdict(float))
 
+    def scale(self, prefixes: tuple[str, ...], factor: float) -> None:
+        """Charge the keys starting with `prefixes` `factor` times what was measured."""
+        for key in list(self.writes):
+            if key.value.startswith(prefixes):
+                self.writes[key] *= factor
+
     def record(self, call: MeteredCall) -> None:
         """Charge the call's units to the keys it touched (the listener a meter calls)."""
         for op, body, before, factor in _writes(call):
@@ -287,8 +293,17 @@ _BOOK_SHARD = re.compile(
 shards of one slot, `LEASE#n` (the bench files all its leases in one slot, the worst case)."""
 
 
+_MARK = re.compile(rf"^{re.escape(keys.TALLIED_PREFIX)}\S+$")
+"""A stream batch's counts' mark (`TALLIED#{first record's id}`): a key each, written once."""
+_WAIT_DAY = re.compile(rf"^({re.escape(keys.WAIT_PREFIX)}.*)#\d{{13}}#(\d+)$")
+"""A write shard of a day of waiting counts (`WAIT#{scope}#{day}#{n}`): the family is the
+day's shards."""
+
+
 def _family(key: PartitionKey) -> PartitionKey:
-    return PartitionKey(key.where, re.sub(r"#\d+$", "#n", _BOOK_SHARD.sub(r"\1n", key.value)))
+    value = _MARK.sub(f"{keys.TALLIED_PREFIX}{{batch}}", key.value)
+    value = _WAIT_DAY.sub(r"\1#{day}#\2", value)
+    return PartitionKey(key.where, re.sub(r"#\d+$", "#n", _BOOK_SHARD.sub(r"\1n", value)))
 
 
 def _line(c: Ceiling) -> str:

@@ -100,6 +100,12 @@ export async function settingsView(name) {
       ...SETTINGS.map(([key, label, , span]) =>
         span ? spanInput(key, label, settings[key]) : h("label", null, label, h("input", { name: key, type: "number", min: 0, value: settings[key] ?? "" })),
       ),
+      h(
+        "label",
+        { class: "wide" },
+        "Names with CloudWatch metrics of their own (comma-separated, up to 20; six custom metrics a name, $1.80 a month)",
+        h("input", { name: "metrics", placeholder: "none", value: (settings.metrics || []).join(", ") }),
+      ),
       h("button", { type: "submit" }, "Save settings"),
     );
     notifications.replaceChildren(notificationsForm(settings, save, status));
@@ -119,6 +125,8 @@ export async function settingsView(name) {
       const value = raw === null ? (nullable ? null : undefined) : raw;
       if (value !== undefined && value !== current[key]) patch[key] = value;
     }
+    const listed = form.elements.metrics.value.split(",").map((n) => n.trim()).filter(Boolean);
+    if (listed.join(",") !== (current.metrics || []).join(",")) patch.metrics = listed;
     if (Object.keys(patch).length) save(patch);
   });
   const newSecret = h("button", { type: "button", id: "new-secret" }, "New webhook secret");

@@ -8,57 +8,16 @@ from aws_cdk import CfnOutput, Stack, Tags
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from infra import constants
+from infra import constants, stream_filters
 from infra.constructs.api import Api
 from infra.constructs.data import Data
 from infra.constructs.functions import Functions
 from infra.constructs.monitoring import Monitoring
 from infra.constructs.triggers import Triggers
 from infra.constructs.wake import Wake, function_of
-from shared.job import FINAL
 
-_JOB = {"pk": {"S": [{"prefix": "J#"}]}}
-STREAM_FILTERS = [
-    # A job that just finished: its callback to deliver, its notices, its name's counts
-    # (`shared.counts`), and room a job holding a slot of its name's or key's concurrency
-    # let go of (wake).
-    lambda_.FilterCriteria.filter(
-        {
-            "dynamodb": {
-                "Keys": _JOB,
-                "OldImage": {"status": {"S": ["PENDING", "RUNNING"]}},
-                "NewImage": {"status": {"S": sorted(s.value for s in FINAL)}},
-            }
-        }
-    ),
-    # A job removed by retention: only finished jobs carry `ttl`, and finished jobs never
-    # change again, so an old image with `ttl` is the record of their removal.
-    lambda_.FilterCriteria.filter(
-        {"dynamodb": {"Keys": _JOB, "OldImage": {"ttl": {"N": [{"exists": True}]}}}}
-    ),
-    # Wake (issue 19): a pending job in the ready index, which may have just become
-    # claimable (created, released, retried); the handler compares it with the old image.
-    lambda_.FilterCriteria.filter(
-        {
-            "dynamodb": {
-                "Keys": _JOB,
-                "NewImage": {"status": {"S": ["PENDING"]}, "gsk": {"S": [{"exists": True}]}},
-            }
-        }
-    ),
-    # A job claimed: its name's running and pending counts (`shared.counts`).
-    lambda_.FilterCriteria.filter(
-        {
-            "dynamodb": {
-                "Keys": _JOB,
-                "OldImage": {"status": {"S": ["PENDING"]}},
-                "NewImage": {"status": {"S": ["RUNNING"]}},
-            }
-        }
-    ),
-]
-"""Records the stream handler needs (only the `dynamodb` key can be filtered on [4.4]);
-the handler checks each record again."""
+STREAM_FILTERS = [lambda_.FilterCriteria.filter(p) for p in stream_filters.PATTERNS]
+"""The stream trigger's filters (`infra.stream_filters`)."""
 
 
 class EmitStack(Stack):

@@ -257,6 +257,11 @@ def test_settings_in_human_units_dark_mode_and_destructive_actions_set_apart(
     assert (settings["failedRetentionMs"], settings["keyWindowMs"]) == (172_800_000, 90_000)
     assert settings["timeoutMs"] == 300_000, "only the fields changed are sent"
     expect(form.locator("[name=keyWindowMs]")).to_have_value("90")
+    form.locator("[name=metrics]").fill("resize-image,send-email")
+    form.locator("button[type=submit]").click()
+    # The form drawn again from the answer: the names as the space now lists them.
+    expect(form.locator("[name=metrics]")).to_have_value("resize-image, send-email")
+    assert client.spaces.get()["metrics"] == ["resize-image", "send-email"]
 
     background = "() => getComputedStyle(document.body.parentElement).backgroundColor"
     page.emulate_media(color_scheme="light")

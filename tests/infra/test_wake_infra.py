@@ -14,6 +14,7 @@ from devserver.wake import event, invoke
 from infra.access import ACCESS, TOKEN_PARTITION
 from infra.constants import WAKE_URL_OUTPUT
 from infra.constructs.wake import STAGE
+from infra.stream_filters import matches
 from shared.clock import ManualClock
 from shared.routes import ROUTES as HTTP_ROUTES
 from shared.runtime import Runtime
@@ -181,29 +182,6 @@ def test_each_wake_access_entry_is_exactly_what_its_function_calls(
 # -- the stream's filters let through what a hint needs ----------------------------------------
 
 
-def _matches(pattern: Any, value: Any) -> bool:
-    """Lambda's event filtering, as far as the stream's patterns use it: nested keys, a list
-    of alternatives (an exact value, `prefix`, `exists`), any element of an array value."""
-    if isinstance(pattern, dict):
-        return isinstance(value, dict) and all(
-            _matches(want, value.get(key, _ABSENT)) for key, want in pattern.items()
-        )
-    values = value if isinstance(value, list) else [value]
-    for alternative in pattern:
-        if isinstance(alternative, dict) and "exists" in alternative:
-            if (value is not _ABSENT) is alternative["exists"]:
-                return True
-        elif isinstance(alternative, dict):
-            if any(isinstance(v, str) and v.startswith(alternative["prefix"]) for v in values):
-                return True
-        elif alternative in values:
-            return True
-    return False
-
-
-_ABSENT = object()
-
-
 def _stream_patterns(emit: Json) -> list[Json]:
     stream = next(
         f for f, fn in resources(emit, "AWS::Lambda::Function").items() if module_of(fn) == "stream_handler"
@@ -240,7 +218,7 @@ def test_the_streams_filters_let_through_each_record_that_hints(
 
     def filtered() -> list[dict[str, Any]]:
         records = bg.records()
-        passed = [r for r in records if any(_matches(p, r) for p in patterns)]
+        passed = [r for r in records if any(matches(p, r) for p in patterns)]
         bg.stream(passed)
         return passed
 

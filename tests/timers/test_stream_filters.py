@@ -6,41 +6,13 @@ counts, the callbacks, the wake or the cleanup need must match one of the patter
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from infra.stack import STREAM_FILTERS
+from infra.stream_filters import passes
 from shared.clock import ManualClock
-from shared.counts import tally_of
+from shared.counts import tally_of, waits_of
 from shared.store.port import JobChange
 from tests.support import Api, Background
 
 SPACE = "/v1/spaces/filtered"
-
-
-def _matches(pattern: Any, value: Any) -> bool:
-    """EventBridge's rules as the patterns use them: a list of literals or `exists` /
-    `prefix` matchers for a leaf, nested objects for the rest."""
-    if isinstance(pattern, dict):
-        return isinstance(value, dict) and all(_matches(p, value.get(k)) for k, p in pattern.items())
-    for option in pattern:
-        if isinstance(option, dict) and "exists" in option:
-            if (value is not None) == option["exists"]:
-                return True
-        elif isinstance(option, dict) and "prefix" in option:
-            leaves = value if isinstance(value, list) else [value]
-            if any(isinstance(v, str) and v.startswith(option["prefix"]) for v in leaves):
-                return True
-        elif value == option or (isinstance(value, list) and option in value):
-            return True
-    return False
-
-
-PATTERNS = [json.loads(f["pattern"]) for f in STREAM_FILTERS]
-
-
-def passes(record: dict[str, Any]) -> bool:
-    return any(_matches(p, record) for p in PATTERNS)
 
 
 def test_every_record_the_counts_need_passes_the_filters(
@@ -51,9 +23,12 @@ def test_every_record_the_counts_need_passes_the_filters(
     api.created(SPACE, "retried", maxAttempts=2, backoffMs=0)
     api.created(SPACE, "expired", timeoutMs=1_000)
     api.created(SPACE, "later", delayMs=60_000)
-    held = {name: api.claimed(SPACE, names=[name])[0] for name in ("done", "retried", "expired")}
+    for _ in range(2):  # the second waits for the first's key
+        api.created(SPACE, "keyed", concurrencyKey="k")
+    held = {name: api.claimed(SPACE, names=[name])[0] for name in ("done", "retried", "expired", "keyed")}
     jobs = f"{SPACE}/jobs"
     api.post(f"{jobs}:report", {"id": held["done"], "attempt": 1, "complete": {}})
+    api.post(f"{jobs}:report", {"id": held["keyed"], "attempt": 1, "complete": {}})
     api.post(f"{jobs}:report", {"id": held["retried"], "attempt": 1, "fail": {"error": "again"}})
     api.post(f"{jobs}:cancel", {"ids": [api.get(jobs, query={"name": "cancelled"}).body["jobs"][0]["id"]]})
     clock.advance(5_000)
@@ -65,6 +40,10 @@ def test_every_record_the_counts_need_passes_the_filters(
     assert len(moves) >= 5, moves  # made, claimed, completed, failed and retried, cancelled, expired
     missed = [JobChange.of(r).moved for r in counted if not passes(r)]  # type: ignore[union-attr]
     assert not missed, f"the stream's filters drop records the counts need: {missed}"
+    waiting = [r for r in records if (c := JobChange.of(r)) is not None and waits_of(c)]
+    assert len(waiting) >= 5, "made, claimed, retried, cancelled, expired, and the keyed ones"
+    dropped = [waits_of(JobChange.of(r)) for r in waiting if not passes(r)]  # type: ignore[arg-type]
+    assert not dropped, f"the stream's filters drop records the waiting counts need: {dropped}"
 
 
 def test_the_filters_drop_what_nothing_needs(api: Api, bg: Background) -> None:
