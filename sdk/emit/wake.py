@@ -16,7 +16,6 @@ for 10 minutes and answers WebSocket pings without counting them) and nothing el
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Sequence
@@ -59,6 +58,11 @@ LISTEN_NAMES = 32
 MOST_NAMES = 256
 """Names one connection may listen to in all; a worker of more long-polls."""
 OPEN_TIMEOUT_S = 10.0
+CLOSE_TIMEOUT_S = 15.0
+"""How long `Listener.close` waits for the listener to end once cancelled: longer than the
+closing handshake websockets waits for (its `close_timeout`, 10 s), and a bound all the
+same, so a listener that does not end never keeps the worker from releasing its jobs and
+exiting."""
 RECONNECT = Backoff(first=0.5, most=30.0)
 
 
@@ -97,10 +101,20 @@ class Listener:
         self._task = asyncio.create_task(self._run(), name="emit-wake")
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
+        """Stop listening: cancel the listener and wait, bounded, for it to end.
+
+        `asyncio.wait` rather than awaiting the task: its exception is no concern here, and
+        a cancellation of `close` itself is not swallowed with the listener's."""
+        task = self._task
+        if task is not None:
+            task.cancel()
+            await asyncio.wait({task}, timeout=CLOSE_TIMEOUT_S)
+            if not task.done():
+                log.warning(
+                    "the wake listener did not end within %.0fs of being closed; leaving it", CLOSE_TIMEOUT_S
+                )
+            elif not task.cancelled():
+                task.exception()  # retrieved, so asyncio does not report it: a failure meant long polls
         self._set(listening=False)
 
     def _set(self, *, listening: bool) -> None:
@@ -164,9 +178,15 @@ class Listener:
                 keepalive.cancel()
 
     async def _answer(self, socket: Any) -> dict[str, Any]:
-        """The answer to a listen (hints that come first are heard on the way)."""
+        """The answer to a listen (hints that come first are heard on the way).
+
+        `asyncio.timeout`, not `asyncio.wait_for`: on Python 3.11, a `wait_for` cancelled
+        just as its answer arrives returns the answer and drops the cancellation (CPython
+        gh-86296). A worker shut down then was left listening for good, `close` waiting on
+        it, its jobs never released."""
         while True:
-            message = await asyncio.wait_for(socket.recv(), OPEN_TIMEOUT_S)
+            async with asyncio.timeout(OPEN_TIMEOUT_S):
+                message = await socket.recv()
             found = _parsed(message)
             if found.get("type") in ("listening", "error"):
                 return found

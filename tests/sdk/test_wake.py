@@ -8,6 +8,7 @@ refuse, cut and open again."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import socket
@@ -18,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 from emit import Emit, HeldJob, wake
+from emit.clock import SYSTEM
 from emit.transport import Backoff
 
 from tests.dev import DevServer
@@ -264,3 +266,58 @@ def test_a_worker_of_every_name_long_polls(client: Emit) -> None:
         job = client.jobs.create("anything").id
         eventually(lambda: job in done)
         assert not handle.listening
+
+
+class Answering:
+    """A WebSocket connection whose listen is answered when the test says; nothing more
+    comes on it after that."""
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+        self.answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self.left = False
+        """Whether the listener has let go of it (left its `async with`)."""
+
+    async def __aenter__(self) -> Answering:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        self.left = True
+
+    async def send(self, message: str) -> None:
+        self.asked.set()
+
+    async def recv(self) -> str:
+        return await self.answer
+
+    def __aiter__(self) -> Answering:
+        return self
+
+    async def __anext__(self) -> str:
+        never: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        return await never
+
+
+def test_a_listener_closed_just_as_its_listen_is_answered_stops(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker's shutdown closes its listener whatever the listener is doing. Closed the
+    moment the listen's answer came in, it once went on listening (on Python 3.11 the
+    `asyncio.wait_for` around the answer dropped the cancellation), and the worker, waiting
+    for it, never released its jobs nor exited (tests/sdk/test_shutdown.py, under load)."""
+
+    async def scenario() -> None:
+        connection = Answering()
+
+        async def connect(*_: Any, **__: Any) -> Answering:
+            return connection
+
+        monkeypatch.setattr(wake, "connect", connect)
+        listener = wake.Listener("ws://wake.invalid", "Bearer token", "space", ["w"], SYSTEM)
+        listener.start()
+        await connection.asked.wait()
+        connection.answer.set_result(json.dumps({"type": "listening"}))
+        await asyncio.sleep(0)  # the answer is in; the listener has yet to take it
+        await listener.close()
+        assert connection.left, "the listener went on listening after close"
+        assert not listener.listening
+
+    asyncio.run(scenario())
