@@ -13,27 +13,51 @@ function delivery(callback) {
   return parts.join("");
 }
 
-// How long the job waited and ran, as far as its fields and reports tell: the API keeps no
-// claim time, so a job's first report (its first log line or event) bounds it.
-function durations(job, firstReportMs) {
+// How long the job waited and ran, from its attempts' records: waited from due to its first
+// attempt's start, ran for its last attempt (so far, while it runs).
+function durations(job) {
   const items = [];
   const due = Math.max(job.createdAtMs, job.runAtMs || 0);
+  const tries = job.attempts || [];
   if (job.status === "PENDING") {
     const now = Date.now();
     items.push(...field("Waiting", h("span", { id: "job-waiting" }, now >= due ? `${duration(now - due)} so far` : `due in ${duration(due - now)}`)));
   }
-  if (firstReportMs && job.attempt > 0) {
-    items.push(...field("Waited for", h("span", { id: "job-waited" }, `at most ${duration(firstReportMs - due)} (from due to its first report)`)));
+  if (tries.length && tries[0].attempt === 1) {
+    items.push(...field("Waited for", h("span", { id: "job-waited" }, `${duration(Math.max(tries[0].startedAtMs - due, 0))} (from due to its first attempt)`)));
   }
   if (job.status === "RUNNING" && job.leaseUntilMs) items.push(...field("Lease until", when(Number(job.leaseUntilMs))));
-  if (job.finishedAtMs && firstReportMs) {
-    items.push(...field("Ran for", h("span", { id: "job-ran" }, `at least ${duration(job.finishedAtMs - firstReportMs)} (from its first report to its end)`)));
+  const last = tries[tries.length - 1];
+  if (last) {
+    const ran = (last.endedAtMs ?? Date.now()) - last.startedAtMs;
+    items.push(...field("Ran for", h("span", { id: "job-ran" }, `${duration(ran)}${last.endedAtMs ? "" : " so far"} (attempt ${last.attempt})`)));
   }
   if (job.finishedAtMs) items.push(...field("Created to finished", h("span", { id: "job-took" }, duration(job.finishedAtMs - job.createdAtMs))));
   return items;
 }
 
-function jobDetails(name, job, firstReportMs) {
+// Each attempt: when it started and ended, how long it took, how it ended, and its error.
+function attemptsTable(job) {
+  const tries = job.attempts || [];
+  if (!tries.length) return [];
+  const cell = (...content) => h("td", null, ...content);
+  const rows = tries.map((a) =>
+    h(
+      "tr",
+      { "data-attempt": String(a.attempt) },
+      cell(String(a.attempt)),
+      cell(when(a.startedAtMs)),
+      cell(a.endedAtMs ? when(a.endedAtMs) : "running"),
+      cell(duration((a.endedAtMs ?? Date.now()) - a.startedAtMs)),
+      cell(a.outcome ? h("span", { class: "outcome" }, a.outcome) : "—"),
+      cell(h("span", { class: "error" }, a.error ?? "")),
+    ),
+  );
+  const head = h("thead", null, h("tr", null, ...["#", "Started", "Ended", "Took", "Outcome", "Error"].map((t) => h("th", null, t))));
+  return [h("h2", null, "Attempts"), h("div", { class: "scroll" }, h("table", { id: "attempts" }, head, h("tbody", null, ...rows)))];
+}
+
+function jobDetails(name, job) {
   const progress = job.progress;
   const items = [
     ...field("Status", h("span", { id: "job-status" }, badge(job.status))),
@@ -46,7 +70,7 @@ function jobDetails(name, job, firstReportMs) {
     ),
     ...field("Attempt", `${job.attempt} of ${job.maxAttempts} (${job.failures} failed)`),
     ...field("Created", h("span", { id: "job-created" }, when(job.createdAtMs))),
-    ...durations(job, firstReportMs),
+    ...durations(job),
     ...field("Finished", h("span", { id: "job-finished" }, when(job.finishedAtMs))),
     ...field("Priority", job.priority),
     ...field("Guarantee", h("span", { id: "job-guarantee" }, job.guarantee ?? "AT_LEAST_ONCE")),
@@ -66,7 +90,7 @@ function jobDetails(name, job, firstReportMs) {
     items.push(...field("Retry of", back));
   }
   items.push(...field("Callback", h("span", { id: "job-callback" }, delivery(job.callback))));
-  const blocks = [h("dl", { class: "fields" }, items)];
+  const blocks = [h("dl", { class: "fields" }, items), ...attemptsTable(job)];
   if (job.error !== undefined) blocks.push(h("h2", null, "Error"), h("pre", { id: "job-error", class: "error" }, job.error));
   if (job.result !== undefined) blocks.push(h("h2", null, "Result"), h("div", { id: "job-result" }, valueBlock(job.result)));
   if (job.payload !== undefined) blocks.push(h("h2", null, "Payload"), h("div", { id: "job-payload" }, valueBlock(job.payload)));
@@ -96,7 +120,6 @@ export async function jobView(name, id) {
   let nextEvent = 0;
   let delay = 1000;
   let seen = "";
-  let firstReportMs = 0; // the first log line's or event's time: after the job's claim
   let live = true;
   let timer = null;
   onLeave(() => {
@@ -110,7 +133,6 @@ export async function jobView(name, id) {
       const page = await api("GET", space(name, `/jobs/${encodeURIComponent(id)}/${path}`), undefined, { cursor: String(next), limit: 1000 });
       const items = page[path];
       for (const item of items) into.append(render(item));
-      if (items.length && next === 0 && (!firstReportMs || items[0].atMs < firstReportMs)) firstReportMs = items[0].atMs;
       if (items.length) next = items[items.length - 1].seq + 1;
       if (!page.cursor || !items.length) return next;
     }
@@ -133,7 +155,7 @@ export async function jobView(name, id) {
     }
     if (!live) return;
     status.replaceChildren();
-    details.replaceChildren(...jobDetails(name, job, firstReportMs));
+    details.replaceChildren(...jobDetails(name, job));
     cancel.hidden = FINISHED.has(job.status);
     retry.hidden = !RETRYABLE.has(job.status);
     const now = json([job.status, job.progress, job.lineCount, job.eventCount, job.callback]);

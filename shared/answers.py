@@ -174,11 +174,29 @@ class JobSummary(Answer):
     """The W3C trace context it was created with (its own field, or the create's header)."""
 
 
+class Attempt(Answer):
+    """One hand-out of the job to a worker."""
+
+    attempt: int
+    startedAtMs: int
+    endedAtMs: int | None
+    """Null while it runs."""
+    outcome: Literal["COMPLETED", "FAILED", "RELEASED", "EXPIRED", "CANCELLED"] | None
+    """How it ended: its worker completed, failed or released it, its lease ran out
+    (EXPIRED), or the job was cancelled while it ran (a cancel, its deadline); null while
+    it runs."""
+    error: str | Omitted = omitted()
+    """A failed attempt's error, its first 100 characters (the job's `error` is the last
+    one in full)."""
+
+
 class Job(JobSummary):
     """One job, with its payload (and its result once completed)."""
 
     payload: Any = omitted()
     result: Any = omitted()
+    attempts: list[Attempt] = Field(default_factory=list)
+    """Its last 10 attempts, oldest first."""
     waitingOn: WaitingOn | Omitted = omitted()
     """Pending: why it is not running yet."""
 

@@ -156,6 +156,28 @@ class Retention:
         return finished_at_ms + keep
 
 
+AttemptOutcome = Literal["COMPLETED", "FAILED", "RELEASED", "EXPIRED", "CANCELLED"]
+"""How an attempt ended: its worker completed it, failed it or released it; its lease ran
+out (EXPIRED); or the job was cancelled while it ran (a cancel, its deadline)."""
+
+ATTEMPTS_KEPT = 10
+"""The job item keeps the record of its last this many attempts (slot: attempt mod this),
+so a job that retries for ever never outgrows its item."""
+ATTEMPT_ERROR_CHARS = 100
+"""An attempt's record keeps this much of its error; the job's `error` keeps the last in full."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One hand-out of a job: when it started, and when and how it ended (None while it runs)."""
+
+    attempt: int
+    started_at_ms: int
+    ended_at_ms: int | None = None
+    outcome: AttemptOutcome | None = None
+    error: str | None = None
+
+
 @dataclass(frozen=True)
 class Job:
     """A job as the domain sees it; the store maps it to and from its item."""
@@ -200,6 +222,21 @@ class Job:
     key's slot): a transition that lets go of one releases it in the same write."""
     traceparent: str | None = None
     """The producer's W3C trace context (`traceparent`), handed to each attempt's worker."""
+    attempts: tuple[Attempt, ...] = ()
+    """The records of its last `ATTEMPTS_KEPT` attempts, oldest first, as stored (`history`
+    adds what the store leaves to be read from the job)."""
+
+    def history(self) -> tuple[Attempt, ...]:
+        """Its attempts as a person reads them. A cancel or a deadline that finished the job
+        while an attempt ran ends that attempt, at the job's finish: the cancel's write does
+        not know which attempt runs (it is guarded on the status alone), so it is read here."""
+        if not self.attempts or not self.status.is_final or self.finished_at_ms is None:
+            return self.attempts
+        last = self.attempts[-1]
+        if last.ended_at_ms is not None or last.attempt != self.attempt:
+            return self.attempts
+        ended = Attempt(last.attempt, last.started_at_ms, self.finished_at_ms, "CANCELLED")
+        return (*self.attempts[:-1], ended)
 
     def purged(self, now_ms: int) -> bool:
         """Past its retention at `now_ms`: gone for every read, even before the store has

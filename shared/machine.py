@@ -21,6 +21,10 @@ order of hand-out; or *later*, not claimable before its ready time (a delay, the
 before a retry). Claims take due jobs in order, and merge in the later jobs whose time
 has come, so a delay stays exact while priority decides among what is claimable.
 
+Each attempt keeps a record on the job (`Tried`): the claim writes its start, the
+transition that ends it writes its end and outcome in the same write. A cancel, guarded on
+the status alone, does not know which attempt it ends: `Job.history` reads that end.
+
 `attempt` counts hand-outs and only ever grows, so a report names the attempt it speaks
 for and a worker that lost its hold can never speak for the next one. `failures`
 counts the attempts that failed (failed reports, expired leases); `max_attempts`
@@ -39,7 +43,9 @@ from typing import Any, Literal
 from shared.job import (
     AT_LEAST_ONCE,
     AT_MOST_ONCE,
+    ATTEMPT_ERROR_CHARS,
     UNFINISHED,
+    AttemptOutcome,
     Guarantee,
     Job,
     JobStatus,
@@ -111,6 +117,25 @@ class Take:
 
 
 @dataclass(frozen=True)
+class Tried:
+    """What a transition writes of one attempt's record on the job item: its start (a
+    claim), its end (`outcome`, and the error shortened to `ATTEMPT_ERROR_CHARS`), or its
+    removal (`undone`: a claim given back never handed the attempt out)."""
+
+    attempt: int
+    started_at_ms: int | None = None
+    ended_at_ms: int | None = None
+    outcome: AttemptOutcome | None = None
+    error: str | None = None
+    undone: bool = False
+
+    @classmethod
+    def end(cls, attempt: int, now_ms: int, outcome: AttemptOutcome, error: str | None = None) -> Tried:
+        short = error[:ATTEMPT_ERROR_CHARS] if error is not None else None
+        return cls(attempt, ended_at_ms=now_ms, outcome=outcome, error=short)
+
+
+@dataclass(frozen=True)
 class Transition:
     """A decided change: the store applies it as one conditional write, or not at all.
 
@@ -138,6 +163,8 @@ class Transition:
     write finds out on the job's own item."""
     takes: tuple[Take, ...] = ()
     """Holds the job takes (a claim of a name with a `concurrency` takes one of its slots)."""
+    tried: Tried | None = None
+    """The attempt's record it writes: a claim starts one, a report or the clock ends one."""
 
     @property
     def lets_go(self) -> frozenset[HoldKind]:
@@ -201,6 +228,7 @@ def claim(*, attempt_before: int, now_ms: int, lease_ms: int, takes: tuple[Take,
         to=JobStatus.RUNNING,
         changes={"attempt": attempt_before + 1, "lease_until_ms": now_ms + lease_ms, "ready_at_ms": None},
         ready_index="leave",
+        tried=Tried(attempt_before + 1, started_at_ms=now_ms),
     )
 
 
@@ -230,6 +258,7 @@ def complete(*, attempt: int, now_ms: int, retention: Retention) -> Transition:
         to=JobStatus.COMPLETED,
         changes=_finish(JobStatus.COMPLETED, now_ms, retention),
         callback_due_ms=now_ms + CALLBACK_GRACE_MS,
+        tried=Tried.end(attempt, now_ms, "COMPLETED"),
     )
 
 
@@ -256,6 +285,7 @@ def fail(
     wait = retry_after_ms if retry_after_ms is not None else job.backoff.wait_ms(failures, rand)
     ready = now_ms + wait
     too_late = job.expires_at_ms is not None and ready >= job.expires_at_ms
+    tried = Tried.end(job.attempt, now_ms, "FAILED", error)
     if unrecoverable or failures >= job.max_attempts or too_late:
         changes = _finish(JobStatus.FAILED, now_ms, retention) | {"failures": failures, "error": error}
         return Transition(
@@ -265,6 +295,7 @@ def fail(
             changes=changes,
             callback_due_ms=now_ms + CALLBACK_GRACE_MS,
             has_callback=job.callback is not None,
+            tried=tried,
         )
     return Transition(
         name="retry",
@@ -273,6 +304,7 @@ def fail(
         changes={"failures": failures, "error": error, "lease_until_ms": None, "ready_at_ms": ready},
         ready_index="enter",
         place=place(ready_at_ms=ready, now_ms=now_ms, priority=job.priority, aging_ms=aging_ms),
+        tried=tried,
     )
 
 
@@ -285,6 +317,7 @@ def release(*, attempt: int, now_ms: int, priority: int, aging_ms: int) -> Trans
         changes={"lease_until_ms": None, "ready_at_ms": now_ms},
         ready_index="enter",
         place=place(ready_at_ms=now_ms, now_ms=now_ms, priority=priority, aging_ms=aging_ms),
+        tried=Tried.end(attempt, now_ms, "RELEASED"),
     )
 
 
@@ -309,6 +342,7 @@ def give_back(job: Job, *, now_ms: int, aging_ms: int) -> Transition:
         },
         ready_index="enter",
         place=place(ready_at_ms=ready, now_ms=now_ms, priority=job.priority, aging_ms=aging_ms),
+        tried=Tried(job.attempt, undone=True),
     )
 
 
@@ -373,7 +407,8 @@ def expire(job: Job, *, now_ms: int, rand: float, retention: Retention, aging_ms
         guard=guard,
     )
     changes = transition.changes | {"lapsed_attempt": job.attempt}
-    return dataclasses.replace(transition, name="expire", guard=guard, changes=changes)
+    tried = Tried.end(job.attempt, now_ms, "EXPIRED")
+    return dataclasses.replace(transition, name="expire", guard=guard, changes=changes, tried=tried)
 
 
 def stall(job: Job, *, now_ms: int, retention: Retention) -> Transition:
@@ -391,6 +426,7 @@ def stall(job: Job, *, now_ms: int, retention: Retention) -> Transition:
         | {"failures": job.failures + 1, "error": LEASE_EXPIRED},
         callback_due_ms=now_ms + CALLBACK_GRACE_MS,
         has_callback=job.callback is not None,
+        tried=Tried.end(job.attempt, now_ms, "EXPIRED"),
     )
 
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from shared import answers
-from shared.job import AT_MOST_ONCE, Job, JobStatus
+from shared.job import AT_MOST_ONCE, Attempt, Job, JobStatus
 from shared.jobs.outcomes import Applied, Refused, Retried
 from shared.schedules import next_runs
 
@@ -80,11 +80,19 @@ def job(
     if not bodies:
         return answers.JobSummary(**fields).shown()
     fields["payload"] = j.payload
+    fields["attempts"] = [attempt(a) for a in j.history()]
     if j.status == JobStatus.COMPLETED:
         fields["result"] = j.result
     if waiting_on is not None:
         fields["waitingOn"] = waiting_on
     return answers.Job(**fields).shown()
+
+
+def attempt(a: Attempt) -> answers.Attempt:
+    error = {"error": a.error} if a.error is not None else {}
+    return answers.Attempt(
+        attempt=a.attempt, startedAtMs=a.started_at_ms, endedAtMs=a.ended_at_ms, outcome=a.outcome, **error
+    )
 
 
 def found(read: Found) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from emit.errors import (
 )
 from emit.held import HeldJob
 from emit.models import (
+    Attempt,
     Backoff,
     Callback,
     Claimed,
@@ -60,6 +61,7 @@ from emit.transport import VERSION as __version__
 from emit.worker import Worker
 
 __all__ = [
+    "Attempt",
     "Backoff",
     "Callback",
     "Claimed",

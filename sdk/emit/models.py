@@ -170,6 +170,33 @@ class Fired:
         return cls(data["id"], data["atMs"])
 
 
+AttemptOutcome = Literal["completed", "failed", "released", "expired", "cancelled"]
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One hand-out of a job: when it started, and when and how it ended (`ended_at_ms` and
+    `outcome` are None while it runs). `error` is a failed attempt's error, its first 100
+    characters (the job's `error` is the last one in full)."""
+
+    attempt: int
+    started_at_ms: int
+    ended_at_ms: int | None = None
+    outcome: AttemptOutcome | None = None
+    error: str | None = None
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> Attempt:
+        outcome = data.get("outcome")
+        return cls(
+            data["attempt"],
+            data["startedAtMs"],
+            data.get("endedAtMs"),
+            cast(AttemptOutcome, outcome.lower()) if outcome else None,
+            data.get("error"),
+        )
+
+
 @dataclass(frozen=True)
 class Job:
     """A job as `get` and `list` read it (`list` leaves out payload and result)."""
@@ -213,6 +240,8 @@ class Job:
     """The schedule that made it (`emit.schedules`), and for which fire time."""
     traceparent: str | None = None
     """The W3C trace context it was created with, if any: its worker's spans continue it."""
+    attempts: tuple[Attempt, ...] = ()
+    """(`get` only) its last 10 attempts, oldest first."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -259,6 +288,7 @@ class Job:
             retry_of=data.get("retryOf"),
             schedule=Fired.from_api(data["schedule"]) if data.get("schedule") else None,
             traceparent=data.get("traceparent"),
+            attempts=tuple(Attempt.from_api(a) for a in data.get("attempts", ())),
             raw=dict(data),
         )
 

@@ -6,8 +6,19 @@ import math
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from shared.job import AT_LEAST_ONCE, Backoff, Callback, Fired, Job, JobStatus, Place, Progress
-from shared.machine import Guard, Hold, Transition
+from shared.job import (
+    AT_LEAST_ONCE,
+    ATTEMPTS_KEPT,
+    Attempt,
+    Backoff,
+    Callback,
+    Fired,
+    Job,
+    JobStatus,
+    Place,
+    Progress,
+)
+from shared.machine import Guard, Hold, Transition, Tried
 from shared.store import keys
 from shared.store.dynamo import Item
 
@@ -21,6 +32,46 @@ HOLDS = "holds"
 """The job item's string set of the holds it has (`shared.machine.Hold` tags)."""
 TRACEPARENT = "traceparent"
 """The job item's W3C trace context, present only on a job created with one."""
+
+TRIED = "try"
+"""The job item's record of an attempt, one attribute a slot (`try{attempt % ATTEMPTS_KEPT}`),
+a map of short names (the item changes on every transition, so each byte is paid for on
+each write): `n` the attempt, `s` its start, `e` its end, `o` its outcome, `x` its error."""
+
+
+def tried_attribute(attempt: int) -> str:
+    return f"{TRIED}{attempt % ATTEMPTS_KEPT}"
+
+
+def attempts_of(item: Item) -> tuple[Attempt, ...]:
+    """The attempts the item keeps a record of, oldest first."""
+    records = (item.get(tried_attribute(slot)) for slot in range(ATTEMPTS_KEPT))
+    return tuple(
+        Attempt(int(r["n"]), int(r["s"]), _int(r.get("e")), r.get("o"), r.get("x"))
+        for r in sorted((r for r in records if r), key=lambda r: int(r["n"]))
+    )
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if value is not None else None
+
+
+def _tried(update: UpdateBuilder, tried: Tried) -> None:
+    """An attempt's record: a start writes the slot whole (over the record of the attempt
+    `ATTEMPTS_KEPT` before); an end sets its fields in the slot the attempt's claim wrote
+    (the transition's guard holds the job at that attempt, so the record is there)."""
+    slot = tried_attribute(tried.attempt)
+    if tried.undone:
+        update.set(slot, None)
+    elif tried.started_at_ms is not None:
+        update.set(slot, {"n": tried.attempt, "s": tried.started_at_ms})
+    else:
+        assert tried.ended_at_ms is not None and tried.outcome is not None
+        update.set_in(slot, "e", tried.ended_at_ms)
+        update.set_in(slot, "o", tried.outcome)
+        if tried.error is not None:
+            update.set_in(slot, "x", tried.error)
+
 
 # Domain field -> item attribute, for the fields transitions change.
 _ATTRIBUTE = {
@@ -157,6 +208,7 @@ def job_from_item(
         lapsed_attempt=item.get(LAPSED),
         holds=frozenset(item.get(HOLDS) or ()),
         traceparent=item.get(TRACEPARENT),
+        attempts=attempts_of(item),
     )
 
 
@@ -210,6 +262,10 @@ class UpdateBuilder:
             self.removes.append(self._name(attribute))
         else:
             self.sets.append(f"{self._name(attribute)} = {self._value(value)}")
+
+    def set_in(self, attribute: str, field: str, value: Any) -> None:
+        """SET one field of a map attribute (the map must be there)."""
+        self.sets.append(f"{self._name(attribute)}.{self._name(field)} = {self._value(value)}")
 
     def add(self, attribute: str, amount: int | AbstractSet[str]) -> None:
         """ADD a number to a counter, or strings to a string set."""
@@ -317,6 +373,8 @@ def transition_update(
         update.set("gsk", ready_sort(transition.place, job_id))
     elif transition.ready_index == "leave":
         update.set("gsk", None)
+    if transition.tried is not None:
+        _tried(update, transition.tried)
     if due is not None:
         update.conditions.append(f"attribute_{'exists' if callback else 'not_exists'}(#callback)")
         update.names["#callback"] = "callback"

@@ -197,6 +197,7 @@ def test_jobs_past_the_answers_budget_stay_pending_as_they_were(rt: Runtime, api
             shown = api.get(f"{JOBS}/{job_id}").body
             held = job_id in handed
             assert (shown["status"], shown["attempt"]) == (("RUNNING", 1) if held else ("PENDING", 0))
+            assert [a["attempt"] for a in shown["attempts"]] == ([1] if held else []), "no attempt made"
     assert handed == ids, "oldest first: a job given back keeps its place"
     assert api.post(CLAIM, {"count": 3}).body == {"jobs": []}
 

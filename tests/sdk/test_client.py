@@ -241,3 +241,17 @@ def test_configuration_comes_from_the_environment(dev: DevServer, monkeypatch: p
     monkeypatch.delenv("EMIT_URL")
     with pytest.raises(ValueError, match="EMIT_URL"):
         Emit()
+
+
+def test_get_shows_each_attempt(client: Emit) -> None:
+    job_id = client.jobs.create("flaky-report", max_attempts=3, backoff_ms=0).id
+    [first] = client.jobs.claim(count=1, names=["flaky-report"])
+    client.jobs.report([{"id": job_id, "attempt": first.attempt, "fail": {"error": "db timeout"}}])
+    [second] = client.jobs.claim(count=1, names=["flaky-report"])
+    client.jobs.report([{"id": job_id, "attempt": second.attempt, "complete": {}}])
+    tried = client.jobs.get(job_id).attempts
+    assert [(a.attempt, a.outcome, a.error) for a in tried] == [
+        (1, "failed", "db timeout"),
+        (2, "completed", None),
+    ]
+    assert all(a.ended_at_ms is not None and a.ended_at_ms >= a.started_at_ms for a in tried)

@@ -33,6 +33,8 @@ def test_a_silent_worker_loses_the_attempt_and_the_next_worker_gets_the_job(
     job = api.get(f"{JOBS}/{job_id}").body
     assert (job["status"], job["error"], job["failures"]) == ("PENDING", "lease expired", 1)
     assert job["readyAtMs"] == clock.now_ms() + 2_000, "the attempt counts as failed: it waits its backoff"
+    [lapsed] = job["attempts"]
+    assert (lapsed["endedAtMs"], lapsed["outcome"]) == (clock.now_ms(), "EXPIRED")
     clock.advance(2_000)
     second = claim(api)
     assert second["attempt"] == 2

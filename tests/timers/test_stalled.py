@@ -60,6 +60,7 @@ def test_a_lease_that_ends_stalls_the_job_whatever_attempts_are_left(
     stalled = job(api, job_id)
     assert (stalled["status"], stalled["error"], stalled["attempt"]) == ("STALLED", "lease expired", 1)
     assert stalled["finishedAtMs"] == clock.now_ms() and "leaseUntilMs" not in stalled
+    assert [(a["endedAtMs"], a["outcome"]) for a in stalled["attempts"]] == [(clock.now_ms(), "EXPIRED")]
     clock.advance(3_600_000)
     bg.tick()
     assert claim(api) == [], "never handed out again"

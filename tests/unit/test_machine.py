@@ -261,3 +261,44 @@ def test_every_transition_that_puts_a_job_back_chooses_its_place() -> None:
     assert release.place == at_once.place
     back = machine.give_back(job, now_ms=1_000, aging_ms=AGING)
     assert back.place is not None and back.place.due and back.place.ready_at_ms == 0
+
+
+def test_every_transition_that_ends_an_attempt_records_how() -> None:
+    """A claim starts the next attempt's record; every report or clock transition that takes
+    the job out of RUNNING ends the running one; a give-back removes the claim's."""
+    job = running()
+    ended = {
+        "complete": machine.complete(attempt=2, now_ms=7, retention=RETENTION),
+        "retry": fail(job, now_ms=7, error="e" * 500),
+        "fail": fail(job, now_ms=7, unrecoverable=True),
+        "release": machine.release(attempt=2, now_ms=7, priority=0, aging_ms=AGING),
+        "expire": machine.expire(job, now_ms=90_000, rand=0, retention=RETENTION, aging_ms=AGING),
+        "stall": machine.stall(running(guarantee="AT_MOST_ONCE"), now_ms=90_000, retention=RETENTION),
+    }
+    outcomes = {name: (t.tried.attempt, t.tried.outcome) for name, t in ended.items() if t.tried}
+    assert outcomes == {
+        "complete": (2, "COMPLETED"),
+        "retry": (2, "FAILED"),
+        "fail": (2, "FAILED"),
+        "release": (2, "RELEASED"),
+        "expire": (2, "EXPIRED"),
+        "stall": (2, "EXPIRED"),
+    }
+    assert ended["retry"].tried is not None and ended["retry"].tried.error == "e" * 100
+    assert machine.claim(attempt_before=2, now_ms=5, lease_ms=10).tried == machine.Tried(3, started_at_ms=5)
+    back = machine.give_back(job, now_ms=5, aging_ms=AGING).tried
+    assert back == machine.Tried(2, undone=True)
+    for kept in (machine.touch(attempt=2, now_ms=5, lease_ms=10), machine.keep(attempt=2)):
+        assert kept.tried is None, "the attempt goes on"
+
+
+def test_a_job_finished_while_an_attempt_ran_ends_that_attempt_as_cancelled() -> None:
+    started = jobs_values.Attempt(1, started_at_ms=10, ended_at_ms=20, outcome="FAILED", error="x")
+    open_attempt = jobs_values.Attempt(2, started_at_ms=30)
+    cancelled = running(status=JobStatus.CANCELLED, finished_at_ms=50, attempts=(started, open_attempt))
+    assert cancelled.history() == (started, jobs_values.Attempt(2, 30, 50, "CANCELLED"))
+    assert running(attempts=(started, open_attempt)).history()[-1] == open_attempt, "still running"
+    pending_then_cancelled = running(
+        status=JobStatus.CANCELLED, finished_at_ms=50, attempt=1, attempts=(started,)
+    )
+    assert pending_then_cancelled.history() == (started,), "no attempt ran when it was cancelled"
