@@ -34,22 +34,35 @@ TRACEPARENT = "traceparent"
 """The job item's W3C trace context, present only on a job created with one."""
 
 TRIED = "try"
-"""The job item's record of an attempt, one attribute a slot (`try{attempt % ATTEMPTS_KEPT}`),
-a map of short names (the item changes on every transition, so each byte is paid for on
-each write): `n` the attempt, `s` its start, `e` its end, `o` its outcome, `x` its error."""
+"""The job item's record of an attempt's start, one attribute a slot
+(`try{attempt % ATTEMPTS_KEPT}`): a map of short names (the item changes on every
+transition, so each byte is paid for on each write), `n` the attempt and `s` its start."""
+ENDED = "end"
+"""The job item's record of an attempt's end, beside its start (`end{slot}`): `n` the
+attempt, `e` its end, `o` its outcome, `x` its error. Apart from the start, so that each
+write sets a whole top-level attribute (a nested path would leave `emit dev`'s fast
+embedded DynamoDB for moto's slow one); an end is paired with its start by `n`."""
 
 
-def tried_attribute(attempt: int) -> str:
-    return f"{TRIED}{attempt % ATTEMPTS_KEPT}"
+def tried_attribute(attempt: int, kind: str = TRIED) -> str:
+    return f"{kind}{attempt % ATTEMPTS_KEPT}"
 
 
 def attempts_of(item: Item) -> tuple[Attempt, ...]:
     """The attempts the item keeps a record of, oldest first."""
-    records = (item.get(tried_attribute(slot)) for slot in range(ATTEMPTS_KEPT))
-    return tuple(
-        Attempt(int(r["n"]), int(r["s"]), _int(r.get("e")), r.get("o"), r.get("x"))
-        for r in sorted((r for r in records if r), key=lambda r: int(r["n"]))
+    ends = {
+        int(r["n"]): r for r in (item.get(tried_attribute(slot, ENDED)) for slot in range(ATTEMPTS_KEPT)) if r
+    }
+    starts = sorted(
+        (r for r in (item.get(tried_attribute(slot)) for slot in range(ATTEMPTS_KEPT)) if r),
+        key=lambda r: int(r["n"]),
     )
+    out = []
+    for start in starts:
+        n = int(start["n"])
+        end = ends.get(n) or {}
+        out.append(Attempt(n, int(start["s"]), _int(end.get("e")), end.get("o"), end.get("x")))
+    return tuple(out)
 
 
 def _int(value: Any) -> int | None:
@@ -57,20 +70,18 @@ def _int(value: Any) -> int | None:
 
 
 def _tried(update: UpdateBuilder, tried: Tried) -> None:
-    """An attempt's record: a start writes the slot whole (over the record of the attempt
-    `ATTEMPTS_KEPT` before); an end sets its fields in the slot the attempt's claim wrote
-    (the transition's guard holds the job at that attempt, so the record is there)."""
-    slot = tried_attribute(tried.attempt)
+    """An attempt's record: a start writes its slot whole (over the record of the attempt
+    `ATTEMPTS_KEPT` before), an end its end slot whole, a give-back removes the start."""
     if tried.undone:
-        update.set(slot, None)
+        update.set(tried_attribute(tried.attempt), None)
     elif tried.started_at_ms is not None:
-        update.set(slot, {"n": tried.attempt, "s": tried.started_at_ms})
+        update.set(tried_attribute(tried.attempt), {"n": tried.attempt, "s": tried.started_at_ms})
     else:
         assert tried.ended_at_ms is not None and tried.outcome is not None
-        update.set_in(slot, "e", tried.ended_at_ms)
-        update.set_in(slot, "o", tried.outcome)
+        end: dict[str, Any] = {"n": tried.attempt, "e": tried.ended_at_ms, "o": tried.outcome}
         if tried.error is not None:
-            update.set_in(slot, "x", tried.error)
+            end["x"] = tried.error
+        update.set(tried_attribute(tried.attempt, ENDED), end)
 
 
 # Domain field -> item attribute, for the fields transitions change.
@@ -262,10 +273,6 @@ class UpdateBuilder:
             self.removes.append(self._name(attribute))
         else:
             self.sets.append(f"{self._name(attribute)} = {self._value(value)}")
-
-    def set_in(self, attribute: str, field: str, value: Any) -> None:
-        """SET one field of a map attribute (the map must be there)."""
-        self.sets.append(f"{self._name(attribute)}.{self._name(field)} = {self._value(value)}")
 
     def add(self, attribute: str, amount: int | AbstractSet[str]) -> None:
         """ADD a number to a counter, or strings to a string set."""
