@@ -129,6 +129,20 @@ class Config(BaseModel):
     """The period of a name's never-claimed checks (`shared.unclaimed`): a job fails at most
     this late past its `unclaimedMs` (on AWS, the clock's own minute), and a name with jobs
     arriving all day is looked at once or twice a period, not once a job."""
+    recount_every_ms: Annotated[int, Env("EMIT_RECOUNT_EVERY_MS")] = Field(limits.DAY_MS, ge=limits.MINUTE_MS)
+    """How often the clock recounts the gauges of a space the stream counted records of
+    (`shared.recount`): what heals a count left short by a batch lost to the dead-letter queue."""
+    recount_settle_ms: Annotated[
+        int,
+        Env(
+            "EMIT_RECOUNT_SETTLE_MS",
+            local=10 * limits.SECOND_MS,
+            local_why="emit dev's stream hands a batch over at once, or drops it within its three tries",
+        ),
+    ] = Field(limits.HOUR_MS + 10 * limits.MINUTE_MS, ge=0)
+    """How long after its survey a recount settles: longer than the stream's maximum record
+    age (`infra.constants.STREAM_MAX_RECORD_AGE_S`), by when every record of a job's move
+    the survey saw has been counted or dropped."""
     book_shards: Annotated[int, Env("EMIT_BOOK_SHARDS")] = Field(limits.BOOK_SHARDS, ge=1)
     """The write shards of each time slot (a clock tick) of the lease, deadline and timer
     books (`limits.BOOK_SHARDS` says why so many); a tick reads only those its slots' maps name."""

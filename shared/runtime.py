@@ -30,6 +30,7 @@ from shared.jobs.schedules import fire_due
 from shared.name_metrics import NameMetrics
 from shared.outbox import LocalOutbox, SqsOutbox
 from shared.policy import Policies
+from shared.recount import Recount
 from shared.spaces import SpaceSettings
 from shared.spread import Spreader
 from shared.store.backlog import BacklogStore
@@ -42,6 +43,7 @@ from shared.store.jobs import JobStore
 from shared.store.journal import Journal
 from shared.store.leases import LeaseBook
 from shared.store.listeners import ListenerStore
+from shared.store.recounts import RecountStore
 from shared.store.schedules import ScheduleStore
 from shared.store.secrets import ServiceSecrets
 from shared.store.spaces import SpaceStore
@@ -142,6 +144,15 @@ class Runtime:
         self.deliveries = DeliveryStore(self.db)
         self.tallies = TallyStore(self.db)
         """Every name's and space's counts, kept from the stream (`shared.counts`)."""
+        self.recount = Recount(
+            clock=self.clock,
+            store=RecountStore(self.db),
+            spaces=self.space_store,
+            timers=self.timers,
+            every_ms=self.config.recount_every_ms,
+            settle_ms=self.config.recount_settle_ms,
+        )
+        """Recounts of the stream's counts from the jobs, which heal them (`shared.recount`)."""
         self.backlog = BacklogWatch(BacklogStore(self.db), self.clock)
         """The deployment's claimable backlog, as the clock publishes it (`shared.backlog`)."""
         self.name_metrics = NameMetrics(
@@ -219,6 +230,7 @@ class Runtime:
             ),
             wake=self.wake,
             schedules=lambda space, schedule_id, now: fire_due(self.context, space, schedule_id, now),
+            recount=self.recount,
         )
         self.policies.on_write = lambda space, name, policy, seen_by_ms: self.wake.policy_written(
             space, name, paused=policy.paused, seen_by_ms=seen_by_ms
@@ -237,6 +249,7 @@ class Runtime:
             notifier=Notifier(self.context),
             wake=self.wake,
             tallies=self.tallies,
+            recount=self.recount,
         )
 
     @classmethod

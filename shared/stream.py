@@ -10,6 +10,7 @@ so its finish record replayed after the removal starts nothing.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +18,7 @@ from shared.callbacks import Due, Outbox
 from shared.clock import Clock
 from shared.counts import tally_of, waits_of
 from shared.jobs.notify import Notifier
+from shared.recount import Recount
 from shared.spaces import SpaceSettings
 from shared.store.port import (
     HINT,
@@ -49,6 +51,7 @@ class StreamProcessor:
         notifier: Notifier | None = None,
         wake: Wake | None = None,
         tallies: TallyStorePort | None = None,
+        recount: Recount | None = None,
     ) -> None:
         self.clock = clock
         self.jobs = jobs
@@ -66,6 +69,8 @@ class StreamProcessor:
         """Hints to listening workers when a job may have become claimable (`shared.wake`)."""
         self.tallies = tallies
         """Every name's and space's counts (`shared.counts`)."""
+        self.recount = recount
+        """Recounts that heal the counts should a batch be lost (`shared.recount`)."""
 
     def apply(self, record: Mapping[str, Any]) -> tuple[Due | None, Counted]:
         """Apply one record (`record`), parsed once: the delivery it made due, and what it
@@ -85,7 +90,20 @@ class StreamProcessor:
         what was counted now."""
         if self.tallies is None or not records:
             return Tally()
-        return self.tallies.count(records, self.clock.now_ms())
+        spaces = {r.space for r in records if r.tally}
+        try:
+            counted = self.tallies.count(records, self.clock.now_ms())
+        except Exception:
+            # Retried by Lambda; should every retry fail, the batch is lost uncounted: the
+            # recount filed now (for once the retries are over) puts its moves back.
+            if self.recount is not None:
+                with contextlib.suppress(Exception):
+                    self.recount.lost(spaces)
+            raise
+        if self.recount is not None:
+            for space in spaces:
+                self.recount.counted(space)
+        return counted
 
     def record(self, record: Mapping[str, Any]) -> Due | None:
         """Apply one record; answers the delivery it made due, with the finished job."""

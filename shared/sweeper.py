@@ -25,6 +25,7 @@ from shared.jobs.deadlines import cancel_expired
 from shared.jobs.schedules import Fires
 from shared.machine import expire
 from shared.policy import Policies
+from shared.recount import Recount
 from shared.spaces import SpaceSettings
 from shared.spread import NARROW_EVERY_MS, Spreader
 from shared.store.port import (
@@ -32,6 +33,7 @@ from shared.store.port import (
     HEAL,
     HINT,
     NARROW,
+    RECOUNT,
     SCHEDULE,
     UNCLAIMED,
     BookPort,
@@ -96,6 +98,7 @@ class Sweeper:
         never_claimed: NeverClaimed,
         wake: Wake | None = None,
         schedules: Callable[[str, str, int], Fires] | None = None,
+        recount: Recount | None = None,
         rand: Callable[[], float] = random.random,
     ) -> None:
         self.clock = clock
@@ -113,6 +116,8 @@ class Sweeper:
         """Hints for delays and backoffs that end past the stream's horizon (`shared.wake`)."""
         self.schedules = schedules
         """Makes a schedule's jobs due by then (`shared.jobs.schedules.fire_due`)."""
+        self.recount = recount
+        """Recounts a space's gauges from its jobs (`shared.recount`)."""
         self.rand = rand
         self.out_of_time: Callable[[], bool] = lambda: False
         """The current tick's: whether its invocation must stop (`tick`)."""
@@ -318,6 +323,8 @@ class Sweeper:
         elif timer.kind == SCHEDULE and self.schedules is not None:
             fires = self.schedules(space, timer.subject, now)
             report.scheduled += fires.made
+        elif timer.kind == RECOUNT and self.recount is not None:
+            return self.recount.handle(space, timer.subject, now)
         return []
 
     def _callback(self, space: str, job_id: str, now: int, report: TickReport) -> Timer | None:

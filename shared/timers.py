@@ -20,6 +20,9 @@ What is filed, by whom, and what the clock does then (`shared.sweeper`), by kind
 - `SCHEDULE` (a schedule id): filed by an edit of a schedule at its next fire time, and by
   a fire at the one after, before the write that sets it. The clock makes the jobs due
   (`shared.jobs.schedules`).
+- `RECOUNT` (`survey` or `settle`): filed by the stream once a period for a space it
+  counted records of, and at once when counting a batch failed; by a survey for its next
+  step. The clock recounts the space's gauges from its jobs (`shared.recount`).
 
 A process files one timer of a kind, space and subject per period (`once`): a name with
 jobs arriving all day costs one filing a period, not one a job. Every handler finds its
@@ -33,9 +36,9 @@ import threading
 from collections import OrderedDict
 
 from shared.clock import Clock
-from shared.store.port import CALLBACK, HEAL, HINT, NARROW, SCHEDULE, UNCLAIMED, BookPort, Timer
+from shared.store.port import CALLBACK, HEAL, HINT, NARROW, RECOUNT, SCHEDULE, UNCLAIMED, BookPort, Timer
 
-KINDS = frozenset({UNCLAIMED, NARROW, HEAL, CALLBACK, HINT, SCHEDULE})
+KINDS = frozenset({UNCLAIMED, NARROW, HEAL, CALLBACK, HINT, SCHEDULE, RECOUNT})
 
 MEMO = 65_536
 """Filings a process remembers (`once`); forgetting one only files it again."""

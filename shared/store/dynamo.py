@@ -171,6 +171,7 @@ class Dynamo:
         consistent: bool = False,
         start: Mapping[str, Any] | None = None,
         filter_expression: str | None = None,
+        projection: str | None = None,
     ) -> tuple[list[Item], dict[str, Any] | None]:
         """One page: the items, and the key to start the next page from (None: no more)."""
         params: dict[str, Any] = {
@@ -191,6 +192,8 @@ class Dynamo:
             params["ExclusiveStartKey"] = serialize(start)
         if filter_expression:
             params["FilterExpression"] = filter_expression
+        if projection:
+            params["ProjectionExpression"] = projection
         answer = self.client.query(**params)
         last = answer.get("LastEvaluatedKey")
         return [deserialize(i) for i in answer.get("Items", [])], (deserialize(last) if last else None)

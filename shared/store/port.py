@@ -48,12 +48,13 @@ from shared.store.keys import DEPLOYMENT, name_scope
 from shared.store.leases import LeaseEntry
 from shared.store.listeners import Connection, ConnectionGone
 from shared.store.policies import Policy, Rate, SpacePolicies
+from shared.store.recounts import Proposal, Survey
 from shared.store.schedules import LastRun, Overlap, Schedule, ScheduleConflict
 from shared.store.settings import Destination, Kind, Settings
 from shared.store.spaces import SpaceState
 from shared.store.spread import Spread
 from shared.store.tallies import Counted, Gauges, Minute, Tally
-from shared.store.timers import CALLBACK, HEAL, HINT, NARROW, SCHEDULE, UNCLAIMED, Timer
+from shared.store.timers import CALLBACK, HEAL, HINT, NARROW, RECOUNT, SCHEDULE, UNCLAIMED, Timer
 from shared.store.tokens import TokenRecord
 
 
@@ -424,6 +425,7 @@ __all__ = [
     "HEAL",
     "HINT",
     "NARROW",
+    "RECOUNT",
     "SCHEDULE",
     "UNCLAIMED",
     "Attempt",
@@ -463,7 +465,9 @@ __all__ = [
     "Owner",
     "Packed",
     "Policy",
+    "Proposal",
     "Rate",
+    "RecountStorePort",
     "ReportExtras",
     "Reservation",
     "RetryOf",
@@ -479,6 +483,7 @@ __all__ = [
     "SpaceStorePort",
     "Spread",
     "SpreadStorePort",
+    "Survey",
     "Tally",
     "TallyStorePort",
     "Timer",
@@ -569,6 +574,38 @@ class TallyStorePort(Protocol):
         ...
 
 
+class RecountStorePort(Protocol):
+    """A space's gauges recounted from its jobs (`shared.store.recounts`, `shared.recount`)."""
+
+    def survey(self, space: str) -> Survey | None:
+        """The space's survey under way (None: none)."""
+        ...
+
+    def begin(self, space: str, names: Iterable[str], now_ms: int) -> Survey:
+        """Begin a survey: the names' gauges and versions read now, before any job."""
+        ...
+
+    def unfinished(self, space: str, partitions: Iterable[int]) -> dict[int, dict[str, Gauges]]:
+        """Each of those job partitions' unfinished jobs, by name."""
+        ...
+
+    def record(self, space: str, partition: int, counts: Mapping[str, Gauges]) -> None:
+        """Keep a partition's counts with the survey, and mark it read."""
+        ...
+
+    def proposals(self, space: str) -> list[Proposal]:
+        """Each name's gauges before the survey, and what its jobs held."""
+        ...
+
+    def settle(self, space: str, proposal: Proposal) -> bool:
+        """Set the name's gauges to what its jobs held unless its version moved; whether set."""
+        ...
+
+    def end(self, space: str, names: Iterable[str]) -> None:
+        """Remove the survey."""
+        ...
+
+
 class BacklogStorePort(Protocol):
     """Waiting counts, the deployment's or a name's, as the clock reads them
     (`shared.store.backlog`)."""
@@ -610,6 +647,7 @@ if TYPE_CHECKING:
     from shared.store.jobs import JobStore
     from shared.store.journal import Journal
     from shared.store.listeners import ListenerStore
+    from shared.store.recounts import RecountStore
     from shared.store.schedules import ScheduleStore
     from shared.store.secrets import ServiceSecrets
     from shared.store.spaces import SpaceStore
@@ -630,4 +668,5 @@ if TYPE_CHECKING:
     _schedules_speak: type[ScheduleStorePort] = ScheduleStore
     _tallies_speak: type[TallyStorePort] = TallyStore
     _backlog_speaks: type[BacklogStorePort] = BacklogStore
+    _recounts_speak: type[RecountStorePort] = RecountStore
     _watched_speaks: type[WatchedStorePort] = WatchedStore

@@ -247,8 +247,9 @@ def _updates(chunk: Sequence[Counted], now_ms: int) -> list[dict[str, object]]:
     ttl = now_ms // 1000 + MINUTE_TTL_S
     out: list[dict[str, object]] = []
     for (space, name), tally in by_name.items():
-        if tally.gauges:
-            out.append(_add(keys.name_counts(space, name), tally.gauges))
+        # The version moves with every batch that counts a record of the name, even one
+        # whose moves add up to nothing: a recount settles only where it stood still.
+        out.append(_add(keys.name_counts(space, name), tally.gauges | {"v": 1}))
         if tally.minute:
             out.append(_add(keys.minute(space, name, minute), tally.minute, ttl=ttl))
     for space, tally in by_space.items():

@@ -29,6 +29,8 @@ HINT: Final = "W"
 """Hint a name's listening workers that a delay or a backoff has ended (`shared.wake`)."""
 SCHEDULE: Final = "S"
 """Make a schedule's job for its fire time, and file it again at the next (`shared.jobs.schedules`)."""
+RECOUNT: Final = "R"
+"""Recount a space's gauges from its jobs, a survey then its settling (`shared.recount`)."""
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from devserver.background import handler as function
 from devserver.gateway import LambdaContext
 from shared.clock import ManualClock
+from shared.runtime import Runtime
 from tests.support import Api, Background
 
 SPACE = "/v1/spaces/plain"
@@ -114,3 +117,99 @@ def test_metrics_show_each_names_last_hour_a_point_a_minute(
     assert [n["name"] for n in only["names"]] == ["email"]
     assert api.get("/v1/spaces/nowhere/metrics").status == 404
     assert api.get(f"{SPACE}/metrics", query={"name": "bad name"}).status == 400
+
+
+HOUR = 3_600_000
+EVERY = 6 * HOUR
+"""The recounts' period here (a day by default): within a lease of 12 hours, so the jobs
+claimed are still running when the recount comes."""
+LONG = {"leaseMs": 12 * HOUR}
+
+
+@pytest.fixture(autouse=True)
+def six_hourly(rt: Runtime) -> None:
+    rt.recount.every_ms = EVERY
+
+
+def claim(api: Api, count: int) -> None:
+    answer = api.post(f"{JOBS}:claim", {"count": count, "names": ["resize"]} | LONG)
+    assert answer.status == 200 and len(answer.body["jobs"]) == count, answer
+
+
+def recount(bg: Background, clock: ManualClock) -> None:
+    """The period ends: the clock surveys the space (a tick per 16 job partitions), and
+    settles once every record of what the survey saw is past the stream's record age."""
+    clock.advance(EVERY)
+    for _ in range(4):
+        bg.tick()
+        clock.advance(MINUTE)
+    clock.advance(bg.runtime.config.recount_settle_ms)
+    bg.tick()
+
+
+def test_counts_left_short_by_a_lost_batch_heal_at_the_days_recount(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    for _ in range(3):
+        api.created(SPACE, "resize")
+    bg.stream()
+    claim(api, 2)
+    api.created(SPACE, "resize")
+    bg.records()  # the claims' and the create's records, lost to the dead-letter queue
+    api.created(SPACE, "email")
+    bg.stream()  # the stream counts on (and files the space's recount)
+    assert running(api) == {"resize": 0, "email": 0}
+    assert in_flight(api) == (4, 4)
+    recount(bg, clock)
+    assert running(api) == {"resize": 2, "email": 0}
+    assert in_flight(api) == (5, 5)
+    left = bg.runtime.dynamodb.scan(TableName=bg.runtime.table)["Items"]
+    assert [i for i in left if i["pk"]["S"].startswith("RECOUNT#")] == []  # the survey's items gone
+
+
+def test_a_recount_sets_nothing_where_the_stream_counted_since_its_survey(
+    api: Api, bg: Background, clock: ManualClock
+) -> None:
+    """A move counted after the survey read the jobs: the survey's count is stale, and
+    setting it would lose the move. The name heals at a recount where it stood still."""
+    for _ in range(2):
+        api.created(SPACE, "resize")
+    bg.stream()
+    api.created(SPACE, "resize")
+    bg.records()  # lost
+    clock.advance(EVERY)
+    bg.tick()  # the survey: three pending
+    claim(api, 1)
+    for _ in range(3):
+        clock.advance(MINUTE)
+        bg.tick()  # the claim counted: the name moved since the survey
+    clock.advance(bg.runtime.config.recount_settle_ms)
+    bg.tick()
+    assert running(api) == {"resize": 1}
+    assert in_flight(api) == (2, 2)  # still short by the lost create
+    recount(bg, clock)
+    assert in_flight(api) == (3, 3)
+
+
+def test_a_batch_whose_counting_fails_has_its_space_recounted_once_its_retries_are_over(
+    api: Api, bg: Background, clock: ManualClock, monkeypatch: Any
+) -> None:
+    api.created(SPACE, "resize")
+    records = bg.records()
+
+    def down(*args: Any) -> Any:
+        raise RuntimeError("DynamoDB is not answering the counts' transaction")
+
+    monkeypatch.setattr(bg.runtime.tallies, "count", down)
+    for _ in range(3):  # every retry fails: the batch goes to the dead-letter queue
+        with pytest.raises(RuntimeError):
+            function("stream_handler")({"Records": records}, LambdaContext("stream_handler", 300, 512))
+    monkeypatch.undo()
+    assert in_flight(api) == (0, 0)
+    clock.advance(bg.runtime.config.recount_settle_ms)
+    for _ in range(4):
+        bg.tick()
+        clock.advance(MINUTE)
+    clock.advance(bg.runtime.config.recount_settle_ms)
+    bg.tick()
+    assert in_flight(api) == (1, 1)

@@ -10,6 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from devserver import cli
+from infra import constants
 from shared import config as config_module
 from shared.config import Config, markdown_table, readme_with_table
 
@@ -102,3 +103,9 @@ def test_only_the_model_reads_or_writes_the_variables() -> None:
             named = _string_constants(path) & set(NAMES.values())
             offenders += [f"{path.relative_to(ROOT)}: {name}" for name in sorted(named)]
     assert not offenders
+
+
+def test_a_recount_settles_only_after_the_streams_records_are_past_their_age() -> None:
+    """`shared.recount` is exact only if every record of a move its survey saw has been
+    counted or dropped by the time it settles."""
+    assert Config.default("recount_settle_ms") > constants.STREAM_MAX_RECORD_AGE_S * 1000
