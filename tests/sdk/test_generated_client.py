@@ -4,11 +4,13 @@ is dropped with every schema and answer that refers to it), it reads a space's s
 job defaults included, and creates jobs that take those defaults and reads them back.
 
 The generator is the `dev` extra's (`make test` installs it) and runs locally, in about a
-second, once for the module; missing, these tests fail."""
+second, once for the module; missing, these tests fail. The README's example of the
+client is run here too, as written."""
 
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,6 +22,7 @@ import httpx
 import pytest
 
 from tests.dev import DevServer
+from tests.sdk.test_readme_python import example
 from tests.support import PATIENCE_S
 
 PACKAGE = "emit_client"
@@ -31,6 +34,8 @@ class Generated:
     models: ModuleType
     url: str
     token: str
+    path: str
+    """Where the package is: what `pip install ./emit-client` would put on the path."""
 
     def call(self, operation: str, *args: Any, **kwargs: Any) -> Any:
         """`emit_client.api.default.<operation>.sync(...)` with a client of the dev token: the
@@ -68,7 +73,7 @@ def generated(dev: DevServer, tmp_path_factory: pytest.TempPathFactory) -> Itera
     assert "Warning" not in run.stdout + run.stderr, run.stdout + run.stderr
     sys.path.insert(0, str(out))
     try:
-        yield Generated(importlib.import_module(f"{PACKAGE}.models"), dev.url, dev.token)
+        yield Generated(importlib.import_module(f"{PACKAGE}.models"), dev.url, dev.token, str(out))
     finally:
         sys.path.remove(str(out))
         for name in [m for m in sys.modules if m == PACKAGE or m.startswith(f"{PACKAGE}.")]:
@@ -133,3 +138,17 @@ def test_an_error_is_read_as_the_documents_error(generated: Generated, space: st
     missing = generated.call("get_job", space, "01ARZ3NDEKTSV4RRFFQ69G5FAV")
     assert isinstance(missing, generated.models.Error), missing
     assert missing.code == "NotFound"
+
+
+def test_the_readmes_example_runs_as_written(generated: Generated) -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", example("generated-client")],
+        env=os.environ
+        | {"EMIT_URL": generated.url, "EMIT_TOKEN": generated.token, "PYTHONPATH": generated.path},
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE_S,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.splitlines() == ["10", "PENDING 5"], "what its comments say"
