@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from shared.errors import InvalidArgument
-from shared.schema import JobDefaults, NewJob
+from shared.schema import JobDefaultsSpec, NewJob
 
-FIELDS = tuple(JobDefaults.model_fields)
+FIELDS = tuple(JobDefaultsSpec.model_fields)
 """The options a name may default, in the API's spelling and the answer's order."""
 
 EXCLUSIVE = {"delayMs": "runAtMs", "expiresInMs": "expiresAtMs"}
@@ -25,7 +25,7 @@ EXCLUSIVE = {"delayMs": "runAtMs", "expiresInMs": "expiresAtMs"}
 choice of start time or deadline wins, whichever way it was given."""
 
 
-def patch_fields(patch: JobDefaults) -> dict[str, Any]:
+def patch_fields(patch: JobDefaultsSpec) -> dict[str, Any]:
     """The fields a PATCH sent, as they are stored; None: remove the field."""
     out: dict[str, Any] = {}
     for name in FIELDS:

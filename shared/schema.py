@@ -158,6 +158,14 @@ class CallbackSpec(Body):
         return headers
 
 
+def _priority_left_out(schema: dict[str, Any]) -> None:
+    """A job's `priority` left out is the name's default (`jobDefaults`), else 0: the
+    document gives no `default` of 0 but says so, or a client generated from it would send
+    0 whenever its caller sends nothing, which would override the name's default."""
+    schema.pop("default", None)
+    schema["description"] = "Higher first. Left out: the name's default (`jobDefaults`), else 0."
+
+
 class JobTemplate(Body):
     """A job as a schedule makes it (`Schedule.job`): a create body without the fields that
     fix one job's own identity or time (`key`, `delayMs`, `runAtMs`, `expiresAtMs`)."""
@@ -169,7 +177,7 @@ class JobTemplate(Body):
     backoffMs: Annotated[int, Field(ge=0, le=limits.DAY_MS)] | None = None
     backoff: BackoffSpec | None = None
     callback: CallbackSpec | None = None
-    priority: Annotated[int, Field(ge=-1_000, le=1_000)] = 0
+    priority: Annotated[int, Field(ge=-1_000, le=1_000, json_schema_extra=_priority_left_out)] = 0
     """Higher first; with aging, a job that waited long enough goes before newer higher ones."""
     concurrencyKey: Annotated[str, Field(min_length=1, max_length=256)] | None = None
     """Jobs sharing a key share the name's per-key limits."""
@@ -374,7 +382,7 @@ class ScheduleTrigger(Body):
     key: Annotated[str, Field(min_length=1, max_length=256)] | None = None
 
 
-class JobDefaults(Body):
+class JobDefaultsSpec(Body):
     """Options for the jobs of one name that their creator leaves out (a space's
     `jobDefaults`). Each field has the job field's own bounds, so a default is always a
     value the creator could have sent. In a PATCH, a field left out keeps its value and
@@ -435,7 +443,7 @@ class SettingsPatch(Body):
     policy: PolicyPatch | None = None
     """The space's default policy, merged field by field; null: back to the built-in one."""
     jobDefaults: (
-        Annotated[dict[JobName, JobDefaults | None], Field(max_length=limits.MAX_JOB_DEFAULTS_PER_PATCH)]
+        Annotated[dict[JobName, JobDefaultsSpec | None], Field(max_length=limits.MAX_JOB_DEFAULTS_PER_PATCH)]
         | None
     ) = None
     """Defaults per job name, merged name by name and field by field: a name given as null

@@ -11,7 +11,7 @@ from shared import defaults, limits
 from shared.clock import Clock, Recent
 from shared.errors import NotFound
 from shared.policy import Policy, patch_fields
-from shared.schema import JobDefaults, SettingsPatch
+from shared.schema import JobDefaultsSpec, SettingsPatch
 from shared.store.port import (
     HINT,
     UNCLAIMED,
@@ -131,7 +131,7 @@ class SpaceSettings:
             chunk = names[at : at + SWEEP_BUCKET]
             self.timers.file(space, [Timer(UNCLAIMED, name, now, now + window_ms) for name in chunk])
 
-    def _patch_job_defaults(self, space: str, patch: dict[str, JobDefaults | None] | None) -> None:
+    def _patch_job_defaults(self, space: str, patch: dict[str, JobDefaultsSpec | None] | None) -> None:
         """Each name's defaults on its own item (listed first if new, as a policy's name)."""
         policies = self.store.policies(space)
         if patch is None:

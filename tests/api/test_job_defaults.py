@@ -11,7 +11,7 @@ import pytest
 from shared.clock import ManualClock
 from shared.jobs.create import create
 from shared.runtime import Runtime
-from shared.schema import JobDefaults, NewJob
+from shared.schema import JobDefaultsSpec, NewJob
 from tests.support import Api
 
 SPACE = "/v1/spaces/defaults"
@@ -155,8 +155,8 @@ def test_defaults_schema_keeps_the_job_fields_bounds() -> None:
     """A default is always a value the creator could have sent: every field both models
     have carries the same rule (this catches a bound changed on one side only)."""
     jobs = NewJob.model_json_schema()
-    defaults = JobDefaults.model_json_schema()
-    common = set(JobDefaults.model_fields) & set(NewJob.model_fields)
+    defaults = JobDefaultsSpec.model_json_schema()
+    common = set(JobDefaultsSpec.model_fields) & set(NewJob.model_fields)
     assert {
         "priority",
         "maxAttempts",

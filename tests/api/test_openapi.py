@@ -62,6 +62,36 @@ def test_every_route_but_the_document_the_dashboard_and_follow_links_needs_a_bea
             assert {"401", "403", "500"} <= set(operation["responses"]), route
 
 
+def test_each_schema_is_named_as_its_model() -> None:
+    """Two models of one name, one read in requests and one written in answers, pydantic
+    names `X-Input` and `X-Output`, both titled `X`: a generated client names its models by
+    title, keeps one, and drops the other with every schema that refers to it (it was
+    `JobDefaults`, and openapi-python-client dropped `Space` and the settings' answers)."""
+    schemas = openapi.document()["components"]["schemas"]
+    assert {
+        name: schema.get("title") for name, schema in schemas.items() if schema.get("title") != name
+    } == {}
+
+
+def test_every_reference_names_a_schema() -> None:
+    schemas = openapi.document()["components"]["schemas"]
+    found: list[str] = []
+
+    def walk(part: object) -> None:
+        if isinstance(part, dict):
+            if isinstance(part.get("$ref"), str):
+                found.append(part["$ref"])
+            for value in part.values():
+                walk(value)
+        elif isinstance(part, list):
+            for value in part:
+                walk(value)
+
+    walk(openapi.document())
+    assert found
+    assert {ref for ref in found if ref.removeprefix("#/components/schemas/") not in schemas} == set()
+
+
 def test_every_error_is_documented_with_its_body() -> None:
     document = openapi.document()
     schemas = document["components"]["schemas"]

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 import pytest
-from emit import models, names, schedules
+from emit import models, names, schedules, spaces
 
 from shared import openapi
 
@@ -32,12 +32,14 @@ PAIRS = [  # SDK model, the document's schema (several for a union), and SDK fie
     (models.Fired, ["Fired"], {}),
     (schedules.Schedule, ["Schedule"], {}),
     (schedules.LastRun, ["LastRun"], {}),
+    (spaces.JobDefaults, ["JobDefaults"], {}),
     # Requests the SDK sends.
     (models.NewJob, ["NewJob"], {}),
     (models.Backoff, ["BackoffSpec"], {}),
     (models.Callback, ["CallbackSpec"], {}),
     (names.Rate, ["RateSpec"], {}),
     (schedules.JobTemplate, ["JobTemplate"], {}),
+    (spaces.JobDefaults, ["JobDefaultsSpec"], {}),
 ]
 
 
