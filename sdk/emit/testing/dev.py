@@ -24,7 +24,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+import httpx
 
 from emit.client import Emit
 from emit.models import Job
@@ -34,6 +37,8 @@ START_TIMEOUT_S = 60.0
 """Starting takes a few seconds (importing the service and moto); a loaded CI machine, more."""
 STOP_TIMEOUT_S = 10.0
 FINISHED = frozenset({"completed", "failed", "cancelled", "stalled"})
+CLOCK_PATH = "/_dev/clock"
+"""`emit dev --test-clock`'s (devserver/clock.py): GET reads it, POST `{"advanceMs": N}` moves it."""
 _LISTENING = re.compile(r"listening on (http://\S+)")
 _WAKE = re.compile(r"wake on (ws://\S+)")
 
@@ -52,6 +57,8 @@ class DevServer:
         self.output = output
         """Its last lines of output (start-up, errors, and requests with `--verbose`)."""
         self.wake_url: str | None = None
+        self.test_clock = False
+        """Whether it runs a test clock, moved by `advance` (`start_dev_server(test_clock=True)`)."""
         self._reader: threading.Thread | None = None
         self._clients: list[Emit] = []
 
@@ -69,6 +76,38 @@ class DevServer:
         client = Emit(self.url, self.token, space or new_space(), **options)
         self._clients.append(client)
         return client
+
+    def now(self) -> datetime:
+        """The server's time (its test clock's, when it has one), in UTC."""
+        return self._clock("GET")
+
+    def advance(self, by: timedelta) -> datetime:
+        """Move the server's test clock `by` ahead (it never goes back), and say its time.
+
+        Every time the service decides by moves at once: a job delayed an hour, a backoff,
+        a `RetryAfter`, a schedule's next run, a lease or a deadline. Claims see the new
+        time at once; what the service's clock does unasked (a lease ended, a deadline
+        passed, a schedule's job made) happens at its next tick, within a second. The
+        session's tests share the server, and so its time: a test that advances it moves
+        it for those after. Waits are still real (a long poll waits its seconds), and the
+        SDK's own clock is apart: a held job's renewals are by real time, so advancing past
+        a running job's lease ends the hold (as a lost worker would)."""
+        if by < timedelta(0):
+            raise ValueError("advance: the clock only goes forward")
+        return self._clock("POST", {"advanceMs": round(by / timedelta(milliseconds=1))})
+
+    def _clock(self, method: str, body: dict[str, Any] | None = None) -> datetime:
+        if not self.test_clock:
+            raise RuntimeError("this emit dev has no test clock (started without --test-clock)")
+        answer = httpx.request(
+            method,
+            f"{self.url}{CLOCK_PATH}",
+            json=body,
+            headers={"authorization": f"Bearer {self.token}"},
+            timeout=STOP_TIMEOUT_S,
+        )
+        answer.raise_for_status()
+        return datetime.fromtimestamp(answer.json()["nowMs"] / 1000, UTC)
 
     def stop(self) -> None:
         """Stop the server (and close the clients it made); safe to call twice."""
@@ -96,18 +135,21 @@ def start_dev_server(
     args: Sequence[str] = (),
     *,
     env: Mapping[str, str] | None = None,
+    test_clock: bool = True,
     timeout: float = START_TIMEOUT_S,
 ) -> DevServer:
     """Start `emit dev` on 127.0.0.1 and a free port (its wake WebSocket on another), with an
     admin token of its own, and wait until it listens. `args` go to `emit dev` (`--verbose`,
     `--dynamodb-endpoint URL`); `env` is its environment (by default this process's, where
-    `EMIT_*` settings apply to it as they would to `emit dev` itself). Stop it with `stop()`."""
+    `EMIT_*` settings apply to it as they would to `emit dev` itself). With `test_clock`,
+    its time can be moved ahead (`DevServer.advance`). Stop it with `stop()`."""
     token = f"test-{secrets.token_urlsafe(18)}"
     environment = dict(os.environ if env is None else env)
     for variable in ("EMIT_URL", "EMIT_TOKEN", "EMIT_SPACE"):  # the SDK's, not the server's
         environment.pop(variable, None)
     environment |= {"EMIT_DEV_TOKEN": token, "PYTHONUNBUFFERED": "1"}
-    command = [sys.executable, "-m", "emit.cli", "dev", "--host", "127.0.0.1", "--port", "0", *args]
+    command = [sys.executable, "-m", "emit.cli", "dev", "--host", "127.0.0.1", "--port", "0"]
+    command += ["--test-clock", *args] if test_clock else list(args)
     process = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,
@@ -145,17 +187,21 @@ def start_dev_server(
         why = "exited" if process.returncode not in (None, -9) else f"did not listen within {timeout:.0f}s"
         raise DevServerError(f"emit dev {why} ({' '.join(command)}):\n{said}")
     server = DevServer(found["url"], token, process, output)
-    server.wake_url = found.get("wake")
+    server.wake_url, server.test_clock = found.get("wake"), test_clock
     server._reader = reader
     return server
 
 
 @contextmanager
 def start_dev(
-    args: Sequence[str] = (), *, env: Mapping[str, str] | None = None, timeout: float = START_TIMEOUT_S
+    args: Sequence[str] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    test_clock: bool = True,
+    timeout: float = START_TIMEOUT_S,
 ) -> Iterator[DevServer]:
     """`start_dev_server`, stopped at the block's end."""
-    server = start_dev_server(args, env=env, timeout=timeout)
+    server = start_dev_server(args, env=env, test_clock=test_clock, timeout=timeout)
     try:
         yield server
     finally:
@@ -205,7 +251,9 @@ def work(
             raise failure[0]
 
 
-def _finished(client: Emit, job_ids: Sequence[str], timeout: float, *, alive: Callable[[], bool]) -> list[Job]:
+def _finished(
+    client: Emit, job_ids: Sequence[str], timeout: float, *, alive: Callable[[], bool]
+) -> list[Job]:
     deadline = time.monotonic() + timeout
     done: dict[str, Job] = {}
     while True:

@@ -1,11 +1,11 @@
 """A made-up held job, and a handler called on it as the worker would call it, with no server.
 
-    from emit.testing import call, held_job
+from emit.testing import call, held_job
 
-    job = held_job({"invoiceId": "inv_1", "amountCents": 100}, name="charge-invoice")
-    ran = call(charge_invoice, job)
-    assert ran.completed and ran.result == {"chargeId": "ch_inv_1"}
-    assert job.progress_reports[-1] == {"percent": 50, "message": "card accepted"}
+job = held_job({"invoiceId": "inv_1", "amountCents": 100}, name="charge-invoice")
+ran = call(charge_invoice, job)
+assert ran.completed and ran.result == {"chargeId": "ch_inv_1"}
+assert job.progress_reports[-1] == {"percent": 50, "message": "card accepted"}
 """
 
 from __future__ import annotations
