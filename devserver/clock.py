@@ -69,8 +69,9 @@ def answer(
         return 405, {"error": {"code": "INVALID_ARGUMENT", "message": "GET or POST"}}
     try:
         request = json.loads(body or b"{}")
-        clock.advance(request["advanceMs"] if isinstance(request, dict) else None)
-    except (ValueError, KeyError) as exc:
-        message = f"a JSON object with advanceMs ({exc})" if not isinstance(exc, ValueError) else str(exc)
-        return 400, {"error": {"code": "INVALID_ARGUMENT", "message": message}}
+        if not isinstance(request, dict) or "advanceMs" not in request:
+            raise ValueError('the body: a JSON object {"advanceMs": N}')
+        clock.advance(request["advanceMs"])
+    except ValueError as exc:  # JSON's errors among them
+        return 400, {"error": {"code": "INVALID_ARGUMENT", "message": str(exc)}}
     return 200, clock.reading()
