@@ -294,13 +294,16 @@ class Background:
         assert isinstance(outbox, LocalOutbox), "the callback sender runs here only with a local outbox"
         self.sender = Sender(outbox)
         self._stop = threading.Event()
+        self._poke = threading.Event()
+        self._ticked = threading.Condition()
+        self._ticks = 0
+        """Ticks of the clock's thread ended (`tick_now` waits on it)."""
+        self._ticking = False
         self._threads = [
             threading.Thread(
                 target=self._loop, args=(self._stream, STREAM_POLL_S), name="emit-stream", daemon=True
             ),
-            threading.Thread(
-                target=self._loop, args=(self._tick, self.tick_s), name="emit-clock", daemon=True
-            ),
+            threading.Thread(target=self._clock_loop, name="emit-clock", daemon=True),
             threading.Thread(target=self._loop, args=(self._ttl, 5.0), name="emit-ttl", daemon=True),
         ]
 
@@ -337,8 +340,18 @@ class Background:
         for thread in self._threads:
             thread.start()
 
+    def tick_now(self, timeout: float = 30.0) -> bool:
+        """Have the clock's thread tick at once (not waiting out its interval), and wait until
+        a tick begun after this call has ended (`emit dev --test-clock`: once the time is
+        moved, what came due is done before the answer); False if not within `timeout`."""
+        with self._ticked:
+            target = self._ticks + (2 if self._ticking else 1)
+            self._poke.set()
+            return self._ticked.wait_for(lambda: self._ticks >= target or self._stop.is_set(), timeout)
+
     def stop(self) -> None:
         self._stop.set()
+        self._poke.set()
         for thread in self._threads:
             thread.join(timeout=5)
         self.sender.stop()
@@ -359,9 +372,21 @@ class Background:
             deliver(records)  # its callbacks go to the sender's threads: no waiting for them here
         return bool(records)
 
-    def _tick(self) -> bool:
-        tick(int(self.tick_s * 1000))
-        return False
+    def _clock_loop(self) -> None:
+        """A tick every `tick_s`, or at once when poked; each counted once it has ended."""
+        while not self._stop.is_set():
+            with self._ticked:
+                self._ticking = True
+                self._poke.clear()
+            try:
+                tick(int(self.tick_s * 1000))
+            except Exception as exc:  # as in `_loop`: the next tick tries again
+                print(f"emit dev: emit-clock: {exc!r}", file=sys.stderr)
+            with self._ticked:
+                self._ticking = False
+                self._ticks += 1
+                self._ticked.notify_all()
+            self._poke.wait(self.tick_s)
 
     def _ttl(self) -> bool:
         expire_ttl(self.runtime)

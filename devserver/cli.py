@@ -13,6 +13,8 @@ import warnings
 from collections.abc import Mapping
 from contextlib import ExitStack
 
+from devserver.clock import PATH as CLOCK_PATH
+from devserver.clock import TestClock
 from devserver.wiring import build_runtime, local_environment
 from shared.config import Config
 from shared.routes import ROUTES
@@ -38,6 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="port of the wake WebSocket (default: the next port; a free one with --port 0)",
     )
     parser.add_argument("--verbose", action="store_true", help="log every request")
+    parser.add_argument(
+        "--test-clock",
+        action="store_true",
+        help="a clock tests move ahead through POST /_dev/clock {advanceMs} with the admin token "
+        "(devserver/clock.py)",
+    )
 
 
 def configuration(args: argparse.Namespace, env: Mapping[str, str]) -> Config:
@@ -98,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
         endpoint = config.dynamodb_endpoint
         passthrough = [re.escape(endpoint.rstrip("/")) + ".*"] if endpoint else []
         stack.enter_context(mock_aws(config={"core": {"passthrough": {"urls": passthrough, "services": []}}}))
-        runtime = build_runtime(config=config, fast=True, wake_poster=wake)
+        test_clock = TestClock() if args.test_clock else None
+        runtime = build_runtime(config=config, fast=True, wake_poster=wake, clock=test_clock)
         # Hints' posts apart from the stream reader every space shares, as on AWS.
         runtime.wake.sender = ThreadSender(runtime.wake)
         dev_token = config.dev_token
@@ -106,9 +115,12 @@ def run(args: argparse.Namespace) -> int:
         if dev_token is None:
             minted = runtime.tokens.mint(NewToken(scopes=["admin"], name=f"emit dev {secrets.token_hex(2)}"))
             dev_token = str(minted["token"])
+        server.test_clock, server.admin_token = test_clock, dev_token
         import_handlers()
         background = Background(runtime, endpoint=config.dynamodb_endpoint)
         background.start()
+        if test_clock is not None:
+            test_clock.after_advance = background.tick_now
         stack.callback(background.stop)
         from devserver.wake import LaterThread
 
@@ -116,11 +128,18 @@ def run(args: argparse.Namespace) -> int:
         later.start()
         stack.callback(later.stop)
         wake.start()
-        print(f"emit dev: admin token {dev_token}", flush=True)
-        print(f"emit dev: wake on {wake.url}", flush=True)
-        print(f"emit dev: listening on http://{args.host}:{server.server_port}", flush=True)
+        banner(dev_token, wake.url, test_clock is not None, f"http://{args.host}:{server.server_port}")
         server.serve_forever(poll_interval=0.2)
     return 0
+
+
+def banner(dev_token: str, wake_url: str, test_clock: bool, url: str) -> None:
+    """What `emit dev` prints once it is ready, `listening on` last."""
+    print(f"emit dev: admin token {dev_token}", flush=True)
+    print(f"emit dev: wake on {wake_url}", flush=True)
+    if test_clock:
+        print(f"emit dev: test clock on POST {CLOCK_PATH} (advanceMs)", flush=True)
+    print(f"emit dev: listening on {url}", flush=True)
 
 
 def wake_port(args: argparse.Namespace, http_port: int) -> int:

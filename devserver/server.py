@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from devserver import gateway
+from devserver import clock, gateway
 
 MAX_BODY = 10 * 1024 * 1024  # an HTTP API's payload limit
 
@@ -32,6 +32,17 @@ class GatewayHandler(BaseHTTPRequestHandler):
             self._send(413, {"message": "Request Entity Too Large"})
             return
         body = self.rfile.read(length) if length else b""
+        if url.path == clock.PATH and self.server.test_clock is not None:  # `--test-clock` only
+            self._send(
+                *clock.answer(
+                    self.server.test_clock,
+                    self.command,
+                    self.headers.get("authorization"),
+                    body,
+                    self.server.admin_token,
+                )
+            )
+            return
         matched = gateway.match(self.command, url.path)
         if not isinstance(matched, gateway.Matched):
             # API Gateway's own answer when no route matches.
@@ -97,6 +108,9 @@ class DevServer(ThreadingHTTPServer):
     def __init__(self, host: str, port: int, *, verbose: bool = False) -> None:
         super().__init__((host, port), GatewayHandler)
         self.verbose = verbose
+        self.test_clock: clock.TestClock | None = None
+        """`--test-clock`'s, moved through `clock.PATH` with `admin_token`."""
+        self.admin_token = ""
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hung up before its answer (a timeout, a killed worker) is not an error."""

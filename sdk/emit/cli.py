@@ -1,8 +1,9 @@
 """The `emit` command: `emit jobs ...`, `emit names ...`, `emit schedules ...`, `emit spaces
 list` and `emit tokens ...` on the SDK, and `emit dev`.
 
-`emit dev` runs the service locally; it needs the service's own project environment
-(`make dev` sets it up), since the SDK alone carries no server.
+`emit dev` runs the service locally; the SDK alone carries no server, so it needs the
+service installed beside it (`pip install "emit-service[local]"` from the same checkout, or
+`make dev` in the repository).
 
 Every command takes `--url`, `--token` (and for jobs, names and schedules `--space`), defaulting to
 `EMIT_URL`, `EMIT_TOKEN` and `EMIT_SPACE`, and `--json` to print the API's JSON for
@@ -68,7 +69,12 @@ def _dev(argv: list[str]) -> int:
     try:
         from devserver.cli import main as dev_main
     except ImportError:
-        print("emit dev runs in the service's project environment: run `make dev` there.", file=sys.stderr)
+        print(
+            "emit dev needs the service installed beside the SDK: "
+            "pip install 'emit-service[local]' from the emit repository (README: Testing your workers), "
+            "or run `make dev` there.",
+            file=sys.stderr,
+        )
         return 2
     return dev_main(argv)
 

@@ -232,7 +232,8 @@ def test_emit_dev_says_where_it_runs_when_the_service_is_not_installed(
 ) -> None:
     monkeypatch.setitem(sys.modules, "devserver.cli", None)  # as in an environment with only the SDK
     assert emit_cli.main(["dev", "--port", "1"]) == 2
-    assert "make dev" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert "emit-service[local]" in said and "make dev" in said
 
 
 def test_names_policy_set_pause_resume_reset_and_diagnostics(
