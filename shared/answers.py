@@ -225,6 +225,11 @@ class Claimed(Answer):
     name: str
     payload: Any
     leaseUntilMs: MsString
+    maxAttempts: int
+    """Failed attempts before the job fails: with `failures`, a worker can tell its last try."""
+    failures: int
+    """Attempts that failed before this one (releases and lost at-least-once leases are not
+    failures)."""
     guarantee: Literal["AT_MOST_ONCE"] | Omitted = omitted()
     """Shown for an AT_MOST_ONCE job only: a worker must not give it back (release) once its
     handler has started, nor run it again."""

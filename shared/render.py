@@ -199,6 +199,8 @@ def claimed(j: Job) -> dict[str, Any]:
         name=j.name,
         payload=j.payload,
         leaseUntilMs=str(j.lease_until_ms),
+        maxAttempts=j.max_attempts,
+        failures=j.failures,
         **fields,
     ).shown()
 

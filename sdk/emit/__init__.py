@@ -3,7 +3,8 @@
     import emit
 
     client = emit.Emit()                      # EMIT_URL, EMIT_TOKEN, EMIT_SPACE
-    client.jobs.create("charge-invoice", {"invoiceId": "inv_1042"}, key="charge-inv_1042")
+    client.jobs.create("charge-invoice", {"invoiceId": "inv_1042"}, key="charge-inv_1042",
+                       delay=timedelta(minutes=5), timeout=timedelta(minutes=2))
 
     @emit.worker(names=["charge-invoice"], concurrency=4)
     def charge(job: emit.HeldJob) -> dict:
@@ -12,10 +13,13 @@
 
     charge.run()                              # until SIGTERM or SIGINT
 
-Built on the HTTP API alone, with httpx as its only dependency.
+`emit.AsyncEmit` is the same client for asyncio, and `await emit.serve(w1, w2)` runs
+several workers in one process. Durations are `timedelta`s (or seconds), instants
+timezone-aware `datetime`s (`emit.units`). Built on the HTTP API alone, with httpx as its
+only dependency.
 """
 
-from emit.client import Emit, worker
+from emit.client import AsyncEmit, Emit, worker
 from emit.clock import Clock, SystemClock
 from emit.control import Release, RetryAfter, Unrecoverable
 from emit.errors import (
@@ -56,17 +60,20 @@ from emit.models import (
 from emit.names import NameDiagnostics, Policy, Rate
 from emit.schedules import JobTemplate, LastRun, Overlap, Schedule
 from emit.signature import sign, verify_signature
-from emit.spaces import JobDefaults
+from emit.spaces import JobDefaults, SettledNotices, SpaceEntry, SpaceSettings
 from emit.transport import VERSION as __version__
-from emit.worker import Worker
+from emit.units import Duration
+from emit.worker import Worker, run, serve
 
 __all__ = [
+    "AsyncEmit",
     "Attempt",
     "Backoff",
     "Callback",
     "Claimed",
     "Clock",
     "Created",
+    "Duration",
     "Emit",
     "EmitError",
     "Event",
@@ -100,6 +107,9 @@ __all__ = [
     "RetryAfter",
     "Schedule",
     "Scope",
+    "SettledNotices",
+    "SpaceEntry",
+    "SpaceSettings",
     "SystemClock",
     "Token",
     "Unauthenticated",
@@ -108,6 +118,8 @@ __all__ = [
     "WaitingOn",
     "Worker",
     "__version__",
+    "run",
+    "serve",
     "sign",
     "verify_signature",
     "worker",

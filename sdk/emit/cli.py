@@ -18,6 +18,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from emit.client import Emit
@@ -98,19 +99,29 @@ def jobs_create(args: argparse.Namespace) -> int:
             args.name,
             payload,
             key=args.key,
-            delay_ms=args.delay_ms,
-            run_at_ms=args.run_at_ms,
+            delay=_ms(args.delay_ms),
+            run_at=_at_ms(args.run_at_ms),
             max_attempts=args.max_attempts,
-            timeout_ms=args.timeout_ms,
-            backoff_ms=args.backoff_ms,
+            timeout=_ms(args.timeout_ms),
+            backoff=_ms(args.backoff_ms),
             callback=callback,
             priority=args.priority,
             concurrency_key=args.concurrency_key,
-            expires_at_ms=args.expires_at_ms,
-            expires_in_ms=args.expires_in_ms,
+            expires_at=_at_ms(args.expires_at_ms),
+            expires_in=_ms(args.expires_in_ms),
         )
     _print(args, created.raw, lambda: print(f"{created.id} {created.outcome}"))
     return 0
+
+
+def _ms(value: int | None) -> timedelta | None:
+    """A flag in ms (the API's unit, which the flags keep) as the SDK takes a duration."""
+    return None if value is None else timedelta(milliseconds=value)
+
+
+def _at_ms(value: int | None) -> datetime | None:
+    """A flag in Unix ms as the SDK takes an instant."""
+    return None if value is None else datetime.fromtimestamp(value / 1000, UTC)
 
 
 def jobs_get(args: argparse.Namespace) -> int:
@@ -193,6 +204,8 @@ _POLICY_OPTIONS = ("concurrency", "rate", "per_key_concurrency", "per_key_rate",
 
 def names_set(args: argparse.Namespace) -> int:
     fields = {f: getattr(args, f) for f in _POLICY_OPTIONS if getattr(args, f) is not _UNSET}
+    if "aging_interval_ms" in fields:  # the flag is in ms; the SDK takes a duration
+        fields["aging_interval"] = _ms(fields.pop("aging_interval_ms"))
     if not fields:
         raise ValueError("names set: give at least one field to set (see emit names set --help)")
     with _client(args) as client:
@@ -240,7 +253,7 @@ def _rate_argument(text: str) -> Rate | None:
         return None
     tokens, _, interval = text.partition("/")
     try:
-        return Rate(int(tokens), int(interval))
+        return Rate(int(tokens), timedelta(milliseconds=int(interval)))
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not TOKENS/INTERVAL_MS or none") from None
 

@@ -6,23 +6,29 @@ attempts are left. These three say something more, as the concepts page describe
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from emit.units import Duration, as_timedelta
+
 
 class Unrecoverable(Exception):
     """Fail the job for good, whatever attempts are left (a declined card, a bad payload)."""
 
 
 class RetryAfter(Exception):
-    """Fail this attempt and try again after `seconds`, instead of the backoff policy's wait.
+    """Fail this attempt and try again `after` (a timedelta, or seconds) instead of the
+    backoff policy's wait: `raise RetryAfter("rate limited", after=timedelta(seconds=30))`.
 
     For a dependency that said when to come back, such as a 429 with `Retry-After`.
     At most a day.
     """
 
-    def __init__(self, message: str, seconds: float) -> None:
-        if not 0 <= seconds <= 86_400:
-            raise ValueError(f"RetryAfter: seconds must be from 0 to 86400, not {seconds}")
+    def __init__(self, message: str, after: Duration) -> None:
+        wait = as_timedelta(after, "RetryAfter: after")
+        if not timedelta(0) <= wait <= timedelta(days=1):
+            raise ValueError(f"RetryAfter: after must be from 0 to a day, not {wait}")
         super().__init__(message)
-        self.seconds = seconds
+        self.after: timedelta = wait
 
 
 class Release(Exception):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TextIO
 
 from emit.models import Job, Line, Token
@@ -208,19 +208,23 @@ def _limit(value: int | None) -> str:
 
 
 def _rate(rate: Rate | None) -> str:
-    return "no limit" if rate is None else f"{rate.tokens} per {rate.interval_ms} ms"
+    return "no limit" if rate is None else f"{rate.tokens} per {_ms(rate.interval)} ms"
+
+
+def _ms(span: timedelta) -> int:
+    return round(span.total_seconds() * 1000)
 
 
 def policy_details(policy: Policy, out: TextIO) -> None:
     """Each field of the policy in force, and whether the name sets it or the space does."""
-    aging = policy.aging_interval_ms
+    aging = None if policy.aging_interval is None else _ms(policy.aging_interval)
     fields: list[tuple[str, str, str]] = [
         ("paused", "paused", "yes" if policy.paused else "no"),
         ("concurrency", "concurrency", _limit(policy.concurrency)),
         ("rate", "rate", _rate(policy.rate)),
         ("per-key concurrency", "per_key_concurrency", _limit(policy.per_key_concurrency)),
         ("per-key rate", "per_key_rate", _rate(policy.per_key_rate)),
-        ("aging interval", "aging_interval_ms", "strict priority" if aging is None else f"{aging} ms"),
+        ("aging interval", "aging_interval", "strict priority" if aging is None else f"{aging} ms"),
     ]
     rows = [("name", policy.name, "")]
     rows += [

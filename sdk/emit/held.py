@@ -56,6 +56,8 @@ class HeldJob(Generic[P]):
         space: str,
         guarantee: Guarantee = "at_least_once",
         traceparent: str | None = None,
+        max_attempts: int | None = None,
+        failures: int | None = None,
     ) -> None:
         self.id = id
         self.name = name
@@ -67,6 +69,11 @@ class HeldJob(Generic[P]):
         self.traceparent = traceparent
         """The producer's W3C trace context, if the job has one. With OpenTelemetry installed,
         the worker runs the handler in a span whose parent it names (`emit.tracing`)."""
+        self.max_attempts = max_attempts
+        """Failed attempts the job may have before it fails for good (None: not known)."""
+        self.failures = failures
+        """Attempts of it that failed before this one (None: not known). Releases and lost
+        leases of at-least-once jobs are not failures, so this can be below `attempt - 1`."""
         self.signal = threading.Event()
         self.stop_reason: str | None = None
         """Why `signal` was set: `finished` (cancelled, or finished elsewhere), `stale`,
@@ -76,6 +83,14 @@ class HeldJob(Generic[P]):
 
     def __repr__(self) -> str:
         return f"HeldJob(id={self.id!r}, name={self.name!r}, attempt={self.attempt})"
+
+    @property
+    def last_try(self) -> bool:
+        """Whether a failure now fails the job for good (no attempts left after this one);
+        False when the service did not say how many it has."""
+        if self.max_attempts is None or self.failures is None:
+            return False
+        return self.failures + 1 >= self.max_attempts
 
     def progress(self, percent: float, message: str | None = None) -> None:
         """How far along it is (0 to 100) and a short message; only the latest is kept."""

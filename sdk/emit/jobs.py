@@ -3,18 +3,36 @@
 Reads that the API pages (`list`, `lines`, `events`) are iterators that fetch the next
 page as they go, so a caller never handles a cursor. `claim` and `report` are the worker
 endpoints, used by `emit.worker`; they are public for a worker loop of one's own.
+
+Each call is written once, in `JobFlows` (`emit.calls`); `Jobs` (on `Emit`) and
+`AsyncJobs` (on `AsyncEmit`) are made from it.
 """
 
 from __future__ import annotations
 
 import builtins
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from emit import tracing
+from emit.calls import (
+    AsyncCarrier,
+    Call,
+    Carrier,
+    Op,
+    Pause,
+    Stream,
+    aiterate,
+    awaiting,
+    awaiting_stream,
+    blocking,
+    blocking_stream,
+    collect,
+    iterate,
+)
 from emit.models import (
     Backoff,
     Callback,
@@ -30,23 +48,25 @@ from emit.models import (
     Outcome,
     Retried,
 )
-from emit.transport import Transport
+from emit.units import Duration, duration_ms, seconds
 
 # Long polls: the HTTP timeout is the wait plus this, so a slow answer isn't cut off.
 _POLL_MARGIN_S = 15.0
+T = TypeVar("T")
 
 
-class Jobs:
-    def __init__(self, transport: Transport, space: str | None) -> None:
-        self._transport = transport
-        self._space = space
+class JobFlows:
+    """The jobs calls of one space, without I/O (`emit.calls`)."""
+
+    def __init__(self, space: str | None) -> None:
+        self.space = space
         self.wake_url: str | None = None
         """Where the service offers hints (`emit.wake`), as the last claim's answer said."""
 
     def _path(self, suffix: str = "") -> str:
-        if not self._space:
+        if not self.space:
             raise ValueError("no space: pass space= to Emit(), or set EMIT_SPACE")
-        return f"/v1/spaces/{quote(self._space, safe='')}/jobs{suffix}"
+        return f"/v1/spaces/{quote(self.space, safe='')}/jobs{suffix}"
 
     # -- create -------------------------------------------------------------------
 
@@ -56,66 +76,59 @@ class Jobs:
         payload: Any = None,
         *,
         key: str | None = None,
-        delay_ms: int | None = None,
-        run_at_ms: int | None = None,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
         max_attempts: int | None = None,
-        timeout_ms: int | None = None,
-        backoff_ms: int | None = None,
-        backoff: Backoff | None = None,
+        timeout: Duration | None = None,
+        backoff: Backoff | Duration | None = None,
         callback: Callback | None = None,
         priority: int | None = None,
         concurrency_key: str | None = None,
         guarantee: Guarantee | None = None,
-        expires_at_ms: int | None = None,
-        expires_in_ms: int | None = None,
         expires_at: datetime | None = None,
-        expires_in: timedelta | None = None,
+        expires_in: Duration | None = None,
         traceparent: str | None = None,
-    ) -> Created:
+    ) -> Op[Created]:
         """Create one job. With a `key`, a repeat answers the earlier job (`duplicate`), so
         the call is also safe to send again after a lost answer, and the SDK does.
 
+        Durations are `timedelta`s or seconds, instants timezone-aware `datetime`s (a naive
+        one is refused: its zone is anyone's guess). `delay` or `run_at` (not both): not
+        claimable before. `timeout`: an attempt's lease. `backoff`: the first wait after a
+        failure, or a `Backoff` (its first wait, kind, longest wait, jitter).
         `priority` (-1,000 to 1,000, higher first) places it in its name's order of hand-out;
         jobs sharing a `concurrency_key` share the name's per-key limits. `guarantee=
         "at_most_once"` never hands the job out again once an attempt may have started: a
-        lease that ends without a report moves it to `stalled`. A deadline (`expires_at`, a
-        datetime, or `expires_in`, a timedelta from now; or the same in Unix ms: one of the
-        four): not finished by then, the job is cancelled with error `expired`, and never
-        handed out after it.
+        lease that ends without a report moves it to `stalled`. A deadline (`expires_at`, or
+        `expires_in` from now; not both): not finished by then, the job is cancelled with
+        error `expired`, and never handed out after it.
 
         With OpenTelemetry installed (the `otel` extra), the current span's context is sent
         (the `traceparent` header), so the job's worker continues this trace; `traceparent`
         gives the job a W3C trace context of its own instead."""
-        if expires_at is not None:
-            if expires_at.tzinfo is None:
-                raise ValueError("expires_at: give a timezone-aware datetime")
-            expires_at_ms = _one(expires_at_ms, round(expires_at.timestamp() * 1000), "expires_at")
-        if expires_in is not None:
-            expires_in_ms = _one(expires_in_ms, round(expires_in.total_seconds() * 1000), "expires_in")
         job = NewJob(
             name,
             payload,
             key=key,
-            delay_ms=delay_ms,
-            run_at_ms=run_at_ms,
+            delay=delay,
+            run_at=run_at,
             max_attempts=max_attempts,
-            timeout_ms=timeout_ms,
-            backoff_ms=backoff_ms,
+            timeout=timeout,
             backoff=backoff,
             callback=callback,
             priority=priority,
             concurrency_key=concurrency_key,
             guarantee=guarantee,
-            expires_at_ms=expires_at_ms,
-            expires_in_ms=expires_in_ms,
+            expires_at=expires_at,
+            expires_in=expires_in,
             traceparent=traceparent,
         )
-        answer = self._transport.call(
+        answer = yield Call(
             "POST", self._path(), body=job.to_api(), repeatable=key is not None, headers=tracing.headers()
         )
         return Created.from_api(answer)
 
-    def create_many(self, jobs: Iterable[NewJob | Mapping[str, Any]]) -> builtins.list[Created]:
+    def create_many(self, jobs: Iterable[NewJob | Mapping[str, Any]]) -> Op[builtins.list[Created]]:
         """Create up to 1,000 jobs in one call, all or none; the answers are in the order sent.
 
         Each job is a `NewJob`, or a mapping of its fields (`{"name": ..., "key": ...}`). The
@@ -123,7 +136,7 @@ class Jobs:
         batch = [j if isinstance(j, NewJob) else NewJob(**j) for j in jobs]
         if not batch:
             return []
-        answer = self._transport.call(
+        answer = yield Call(
             "POST",
             self._path(),
             body={"jobs": [j.to_api() for j in batch]},
@@ -134,8 +147,8 @@ class Jobs:
 
     # -- read ---------------------------------------------------------------------
 
-    def get(self, job_id: str) -> Job:
-        return Job.from_api(self._transport.call("GET", self._path(f"/{_id(job_id)}"), repeatable=True))
+    def get(self, job_id: str) -> Op[Job]:
+        return Job.from_api((yield Call("GET", self._path(f"/{_id(job_id)}"), repeatable=True)))
 
     def list(
         self,
@@ -144,39 +157,38 @@ class Jobs:
         name: str | None = None,
         limit: int | None = None,
         page_size: int = 100,
-    ) -> Iterator[Job]:
+    ) -> Stream[Job]:
         """Jobs newest first, without payload and result; `limit` stops after that many."""
         params: dict[str, str | int] = {}
         if status:
             params["status"] = status.upper()
         if name:
             params["name"] = name
-        for raw in self._pages(self._path(), "jobs", params, page_size, limit):
-            yield Job.from_api(raw)
+        return pages(self._path(), "jobs", params, page_size=page_size, limit=limit, parse=Job.from_api)
 
-    def lines(self, job_id: str, *, after: int | None = None, page_size: int = 100) -> Iterator[Line]:
+    def lines(self, job_id: str, *, after: int | None = None, page_size: int = 100) -> Stream[Line]:
         """Log lines in order, from the one after seq `after`, until there are none more yet."""
         path = self._path(f"/{_id(job_id)}/lines")
-        for raw in self._pages(path, "lines", _after(after), page_size, None):
-            yield Line.from_api(raw)
+        return pages(path, "lines", _after(after), page_size=page_size, limit=None, parse=Line.from_api)
 
-    def events(self, job_id: str, *, after: int | None = None, page_size: int = 100) -> Iterator[Event]:
+    def events(self, job_id: str, *, after: int | None = None, page_size: int = 100) -> Stream[Event]:
         """Events in order, from the one after seq `after`, until there are none more yet."""
         path = self._path(f"/{_id(job_id)}/events")
-        for raw in self._pages(path, "events", _after(after), page_size, None):
-            yield Event.from_api(raw)
+        return pages(path, "events", _after(after), page_size=page_size, limit=None, parse=Event.from_api)
 
-    def follow(self, job_id: str, *, interval: float = 1.0) -> Iterator[Job | Line]:
-        """The job each time it changes, and each new log line, until it finishes.
+    def follow(self, job_id: str, *, interval: Duration = 1.0) -> Stream[Job | Line]:
+        """The job each time it changes, and each new log line, until it finishes; it looks
+        again every `interval` (a timedelta, or seconds).
 
         The first item is the job as it is; lines come before the job state they led to,
         and the last item is the finished job. Renewals of the lease alone are not news.
         """
+        every = seconds(interval, "interval")
         after: int | None = None
         last: str | None = None
         while True:
-            job = self.get(job_id)
-            for line in self.lines(job_id, after=after):
+            job = yield from self.get(job_id)
+            for line in (yield from collect(self.lines(job_id, after=after))):
                 after = line.seq
                 yield line
             seen = _without_lease(job)
@@ -185,88 +197,166 @@ class Jobs:
                 yield job
             if job.finished:
                 return
-            self._transport.clock.sleep(interval)
+            yield Pause(every)
 
-    def follow_link(self, job_id: str, *, ttl: float | timedelta = timedelta(days=1)) -> FollowLink:
+    def follow_link(self, job_id: str, *, ttl: Duration = timedelta(days=1)) -> Op[FollowLink]:
         """A link that lets anyone holding it follow the job (status, progress, log lines,
         result or error; never its payload) with no token, from a browser too, for `ttl`
-        (seconds, or a timedelta: one minute to 30 days). Needs the `read` scope."""
-        seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else ttl
-        answer = self._transport.call(
+        (a timedelta, or seconds: one minute to 30 days). Needs the `read` scope."""
+        answer = yield Call(
             "POST",
             self._path(f"/{_id(job_id)}/follow-links"),
-            body={"ttlMs": round(seconds * 1000)},
+            body={"ttlMs": duration_ms(ttl, "ttl")},
             repeatable=True,
         )
         return FollowLink.from_api(answer)
 
-    def _pages(
-        self, path: str, field: str, params: dict[str, str | int], page_size: int, limit: int | None
-    ) -> Iterator[dict[str, Any]]:
-        left = limit
-        cursor = params.pop("cursor", None)
-        while left is None or left > 0:
-            size = page_size if left is None else min(page_size, left)
-            query = params | {"limit": size} | ({"cursor": cursor} if cursor is not None else {})
-            page = self._transport.call("GET", path, params=query, repeatable=True)
-            items = page[field]
-            yield from items
-            if left is not None:
-                left -= len(items)
-            cursor = page.get("cursor")
-            if cursor is None or not items:
-                return
-
     # -- cancel -------------------------------------------------------------------
 
-    def cancel(self, *job_ids: str) -> builtins.list[Outcome]:
+    def cancel(self, *job_ids: str) -> Op[builtins.list[Outcome]]:
         """Cancel unfinished jobs: one outcome each, in order (`cancelled`, or a rejection
         `already_finished` or `not_found`). A running job's worker is told at its next report."""
         if not job_ids:
             return []
-        answer = self._transport.call("POST", self._path(":cancel"), body=list(job_ids), repeatable=True)
+        answer = yield Call("POST", self._path(":cancel"), body=builtins.list(job_ids), repeatable=True)
         return [Outcome.from_api(o) for o in answer["outcomes"]]
 
     # -- retry --------------------------------------------------------------------
 
-    def retry(self, *job_ids: str) -> builtins.list[Retried]:
+    def retry(self, *job_ids: str) -> Op[builtins.list[Retried]]:
         """Retry failed or stalled jobs: each gets a new job with its name, payload and options (not its
         key), one answer each, in order. A job is retried once: asking again (or sending
         again after a lost answer, as the SDK does) answers the same new job, `duplicate`.
         To try once more after the new job fails, retry the new one."""
         if not job_ids:
             return []
-        answer = self._transport.call("POST", self._path(":retry"), body=list(job_ids), repeatable=True)
+        answer = yield Call("POST", self._path(":retry"), body=builtins.list(job_ids), repeatable=True)
         return [Retried.from_api(o) for o in answer["outcomes"]]
 
     # -- the worker endpoints ------------------------------------------------------
 
     def claim(
-        self, *, count: int, names: Sequence[str] | None = None, wait: float = 0, lease_ms: int | None = None
-    ) -> builtins.list[Claimed]:
-        """Take up to `count` jobs, waiting up to `wait` seconds for work to arrive.
+        self,
+        *,
+        count: int,
+        names: Sequence[str] | None = None,
+        wait: Duration = 0,
+        lease: Duration | None = None,
+    ) -> Op[builtins.list[Claimed]]:
+        """Take up to `count` jobs, waiting up to `wait` (a timedelta, or seconds; at most a
+        minute) for work to arrive, each held for `lease` (else its own timeout).
 
         Never sent again by the SDK: if its answer is lost, nobody knows which jobs were
         handed out, and a second claim would hand out more."""
-        body: dict[str, Any] = {"count": count, "waitMs": round(wait * 1000)}
+        waiting = seconds(wait, "wait")
+        body: dict[str, Any] = {"count": count, "waitMs": round(waiting * 1000)}
         if names:
             body["names"] = builtins.list(names)
-        if lease_ms is not None:
-            body["leaseMs"] = lease_ms
-        answer = self._transport.call(
-            "POST", self._path(":claim"), body=body, repeatable=False, timeout=wait + _POLL_MARGIN_S
+        if lease is not None:
+            body["leaseMs"] = duration_ms(lease, "lease")
+        answer = yield Call(
+            "POST", self._path(":claim"), body=body, repeatable=False, timeout=waiting + _POLL_MARGIN_S
         )
         self.wake_url = answer.get("wakeUrl")
         return [Claimed.from_api(c) for c in answer["jobs"]]
 
-    def report(self, reports: Sequence[Mapping[str, Any]]) -> builtins.list[Outcome]:
+    def report(self, reports: Sequence[Mapping[str, Any]]) -> Op[builtins.list[Outcome]]:
         """Send reports (API-shaped: `{"id", "attempt", "touch", ...}`); one outcome each.
 
         Sent again after a lost answer: a stale or finished attempt is refused, and a
         repeat at worst repeats a log line or an event."""
-        body = builtins.list(reports)
-        answer = self._transport.call("POST", self._path(":report"), body=body, repeatable=True)
+        answer = yield Call("POST", self._path(":report"), body=builtins.list(reports), repeatable=True)
         return [Outcome.from_api(o) for o in answer["outcomes"]]
+
+
+class Jobs:
+    """Jobs of the client's space (`Emit.jobs`): each call blocks until answered."""
+
+    def __init__(self, carrier: Carrier, space: str | None) -> None:
+        self._carrier = carrier
+        self._flows = JobFlows(space)
+
+    @property
+    def wake_url(self) -> str | None:
+        """Where the service offers hints (`emit.wake`), as the last claim's answer said."""
+        return self._flows.wake_url
+
+    create = blocking(JobFlows.create)
+    create_many = blocking(JobFlows.create_many)
+    get = blocking(JobFlows.get)
+    list = blocking_stream(JobFlows.list)
+    lines = blocking_stream(JobFlows.lines)
+    events = blocking_stream(JobFlows.events)
+
+    def follow(self, job_id: str, *, interval: Duration = 1.0) -> Iterator[Job | Line]:
+        # Written out: a type checker cannot read the union of a stream's items off the flow.
+        return iterate(self._carrier, self._flows.follow(job_id, interval=interval))
+
+    follow.__doc__ = JobFlows.follow.__doc__
+    follow_link = blocking(JobFlows.follow_link)
+    cancel = blocking(JobFlows.cancel)
+    retry = blocking(JobFlows.retry)
+    claim = blocking(JobFlows.claim)
+    report = blocking(JobFlows.report)
+
+
+class AsyncJobs:
+    """Jobs of the client's space (`AsyncEmit.jobs`): the same calls, awaited; the listings
+    are async iterators (`async for job in client.jobs.list()`)."""
+
+    def __init__(self, carrier: AsyncCarrier, space: str | None) -> None:
+        self._carrier = carrier
+        self._flows = JobFlows(space)
+
+    @property
+    def wake_url(self) -> str | None:
+        """Where the service offers hints (`emit.wake`), as the last claim's answer said."""
+        return self._flows.wake_url
+
+    create = awaiting(JobFlows.create)
+    create_many = awaiting(JobFlows.create_many)
+    get = awaiting(JobFlows.get)
+    list = awaiting_stream(JobFlows.list)
+    lines = awaiting_stream(JobFlows.lines)
+    events = awaiting_stream(JobFlows.events)
+
+    def follow(self, job_id: str, *, interval: Duration = 1.0) -> AsyncIterator[Job | Line]:
+        return aiterate(self._carrier, self._flows.follow(job_id, interval=interval))
+
+    follow.__doc__ = JobFlows.follow.__doc__
+    follow_link = awaiting(JobFlows.follow_link)
+    cancel = awaiting(JobFlows.cancel)
+    retry = awaiting(JobFlows.retry)
+    claim = awaiting(JobFlows.claim)
+    report = awaiting(JobFlows.report)
+
+
+def pages(
+    path: str,
+    field: str,
+    params: Mapping[str, str | int],
+    *,
+    page_size: int,
+    limit: int | None,
+    parse: Callable[[dict[str, Any]], T],
+) -> Stream[T]:
+    """A paged read as a flow: each page's call, then its items parsed; `limit` stops
+    after that many. (Spaces and schedules page the same way.)"""
+    left = limit
+    params = dict(params)
+    cursor = params.pop("cursor", None)
+    while left is None or left > 0:
+        size = page_size if left is None else min(page_size, left)
+        query = params | {"limit": size} | ({"cursor": cursor} if cursor is not None else {})
+        page = yield Call("GET", path, params=query, repeatable=True)
+        items = page[field]
+        for item in items:
+            yield parse(item)
+        if left is not None:
+            left -= len(items)
+        cursor = page.get("cursor")
+        if cursor is None or not items:
+            return
 
 
 def _id(job_id: str) -> str:
@@ -279,9 +369,3 @@ def _after(seq: int | None) -> dict[str, str | int]:
 
 def _without_lease(job: Job) -> str:
     return json.dumps({k: v for k, v in job.raw.items() if k != "leaseUntilMs"}, sort_keys=True)
-
-
-def _one(ms: int | None, value: int, name: str) -> int:
-    if ms is not None:
-        raise ValueError(f"give {name} or {name}_ms, not both")
-    return value

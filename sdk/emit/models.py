@@ -1,10 +1,11 @@
 """What the SDK hands back and takes: jobs, their lines and events, outcomes, tokens.
 
 Python names and lower-case enumerations, as the contract asks of SDKs (`"completed"`,
-`"duplicate"`, `"already_finished"`); times stay in Unix milliseconds under their API
-names (`created_at_ms`), so the API reference reads across. Models added since schedules
-also offer each time as a timezone-aware UTC `datetime` (`Fired.at`, via `utc`), for
-the fire times a person reads against a calendar. Every answer keeps `raw`,
+`"duplicate"`, `"already_finished"`). Times are Python's: each instant a timezone-aware
+UTC `datetime` (`job.created_at`), each duration a `timedelta` (`job.timeout`), and what
+the SDK takes is the same (`emit.units`: a duration may also be a number of seconds).
+An answer also keeps the API's Unix milliseconds under the API's names (`created_at_ms`),
+so the API reference reads across; nothing the SDK is given is in ms. Every answer keeps `raw`,
 the JSON exactly as the API sent it: `emit ... --json` prints it, and it holds fields
 this version of the SDK does not know yet.
 """
@@ -13,8 +14,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal, cast
+
+from emit.units import (
+    Duration,
+    as_timedelta,
+    from_ms,
+    optional_from_ms,
+    optional_instant_ms,
+    optional_ms,
+    optional_timedelta,
+    optional_utc,
+    utc,
+)
 
 JobStatus = Literal["pending", "running", "completed", "failed", "cancelled", "stalled"]
 FINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "cancelled", "stalled"})
@@ -27,23 +40,58 @@ Scope = Literal["create", "read", "work", "admin"]
 BackoffKind = Literal["exponential", "linear", "constant"]
 
 
-def utc(ms: int) -> datetime:
-    """Unix milliseconds as a timezone-aware UTC datetime: aware, so that comparing it with
-    a local time or putting it in another zone cannot silently read it as local."""
-    return datetime.fromtimestamp(ms / 1000, UTC)
-
-
 @dataclass(frozen=True)
 class Backoff:
-    """How the waits between attempts grow; a part left None is the space's."""
+    """How the waits between a job's attempts grow; a part left None is the space's (or its
+    name's defaults). The n-th failure waits `first` × 2^(n−1) (`exponential`), `first` × n
+    (`linear`) or `first` (`constant`), never more than `max`; `jitter` draws each wait
+    from its upper half. `first` and `max` are timedeltas (or seconds).
+
+    Wherever the SDK takes a `backoff=`, a plain duration means `Backoff(first=...)`."""
 
     kind: BackoffKind | None = None
-    max_ms: int | None = None
+    first: timedelta | None = None
+    """The first wait after a failure (the API's `backoffMs`)."""
+    max: timedelta | None = None
+    """The longest wait (the API's `backoff.maxMs`)."""
     jitter: bool | None = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "first", optional_timedelta(self.first, "backoff.first"))
+        object.__setattr__(self, "max", optional_timedelta(self.max, "backoff.max"))
+
     def to_api(self) -> dict[str, Any]:
-        out = {"kind": self.kind, "maxMs": self.max_ms, "jitter": self.jitter}
+        """The API's `backoff` object (`first` goes beside it, as `backoffMs`)."""
+        out = {"kind": self.kind, "maxMs": optional_ms(self.max, "backoff.max"), "jitter": self.jitter}
         return {k: v for k, v in out.items() if v is not None}
+
+    @classmethod
+    def from_api(cls, backoff_ms: int | None, data: Mapping[str, Any] | None) -> Backoff | None:
+        """From the API's `backoffMs` and `backoff` side by side; None when neither is set."""
+        if backoff_ms is None and not data:
+            return None
+        data = data or {}
+        return cls(
+            data.get("kind"),
+            optional_from_ms(backoff_ms),
+            optional_from_ms(data.get("maxMs")),
+            data.get("jitter"),
+        )
+
+
+def backoff_fields(backoff: Backoff | Duration | None, *, nulls: bool = False) -> dict[str, Any]:
+    """`backoffMs` and `backoff` as the API takes them, from a `Backoff` or a first wait.
+    `nulls`: a part not set is sent as null (a setting put back to its default)."""
+    if backoff is not None and not isinstance(backoff, Backoff):
+        backoff = Backoff(first=as_timedelta(backoff, "backoff"))
+    first = optional_ms(backoff.first, "backoff.first") if backoff else None
+    shape = backoff.to_api() if backoff else {}
+    out: dict[str, Any] = {"backoffMs": first, "backoff": shape or None}
+    return out if nulls else {k: v for k, v in out.items() if v is not None}
+
+
+def callback_api(callback: Callback | None) -> dict[str, Any] | None:
+    return {"url": callback.url, "headers": dict(callback.headers)} if callback else None
 
 
 @dataclass(frozen=True)
@@ -56,17 +104,17 @@ class Callback:
 
 @dataclass(frozen=True)
 class NewJob:
-    """One job to create; everything but the name is optional."""
+    """One job to create; everything but the name is optional (`jobs.create` describes each).
+    Durations are timedeltas or seconds; instants, timezone-aware datetimes."""
 
     name: str
     payload: Any = None
     key: str | None = None
-    delay_ms: int | None = None
-    run_at_ms: int | None = None
+    delay: Duration | None = None
+    run_at: datetime | None = None
     max_attempts: int | None = None
-    timeout_ms: int | None = None
-    backoff_ms: int | None = None
-    backoff: Backoff | None = None
+    timeout: Duration | None = None
+    backoff: Backoff | Duration | None = None
     callback: Callback | None = None
     priority: int | None = None
     """-1,000 to 1,000, higher first (0 when left out)."""
@@ -74,32 +122,33 @@ class NewJob:
     """Jobs sharing a key share their name's per-key limits."""
     guarantee: Guarantee | None = None
     """`at_least_once` when left out (or the defaults the space sets for the name)."""
-    expires_at_ms: int | None = None
-    """The deadline (Unix ms): not finished by then, the job is cancelled (`expired`)."""
-    expires_in_ms: int | None = None
-    """The deadline as a time from the create; not with `expires_at_ms`."""
+    expires_at: datetime | None = None
+    """The deadline: not finished by then, the job is cancelled (`expired`)."""
+    expires_in: Duration | None = None
+    """The deadline as a time from the create; not with `expires_at`."""
     traceparent: str | None = None
     """A W3C trace context for this job; left None, `create` sends the current OpenTelemetry
     context (when OpenTelemetry is installed and a span is active) for every job of the call."""
 
     def to_api(self) -> dict[str, Any]:
+        if self.delay is not None and self.run_at is not None:
+            raise ValueError("give delay or run_at, not both")
+        if self.expires_at is not None and self.expires_in is not None:
+            raise ValueError("give expires_at or expires_in, not both")
         out: dict[str, Any] = {"name": self.name, "payload": self.payload}
         options = {
             "key": self.key,
-            "delayMs": self.delay_ms,
-            "runAtMs": self.run_at_ms,
+            "delayMs": optional_ms(self.delay, "delay"),
+            "runAtMs": optional_instant_ms(self.run_at, "run_at"),
             "maxAttempts": self.max_attempts,
-            "timeoutMs": self.timeout_ms,
-            "backoffMs": self.backoff_ms,
-            "backoff": self.backoff.to_api() if self.backoff else None,
-            "callback": (
-                {"url": self.callback.url, "headers": dict(self.callback.headers)} if self.callback else None
-            ),
+            "timeoutMs": optional_ms(self.timeout, "timeout"),
+            **backoff_fields(self.backoff),
+            "callback": callback_api(self.callback),
             "priority": self.priority,
             "concurrencyKey": self.concurrency_key,
             "guarantee": self.guarantee.upper() if self.guarantee else None,
-            "expiresAtMs": self.expires_at_ms,
-            "expiresInMs": self.expires_in_ms,
+            "expiresAtMs": optional_instant_ms(self.expires_at, "expires_at"),
+            "expiresInMs": optional_ms(self.expires_in, "expires_in"),
             "traceparent": self.traceparent,
         }
         out.update((k, v) for k, v in options.items() if v is not None)
@@ -148,6 +197,10 @@ class WaitingOn:
     until_ms: int | None = None
     key: str | None = None
 
+    @property
+    def until(self) -> datetime | None:
+        return optional_utc(self.until_ms)
+
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> WaitingOn:
         return cls(cast(WaitReason, str(data["reason"]).lower()), data.get("untilMs"), data.get("key"))
@@ -185,6 +238,19 @@ class Attempt:
     outcome: AttemptOutcome | None = None
     error: str | None = None
 
+    @property
+    def started_at(self) -> datetime:
+        return utc(self.started_at_ms)
+
+    @property
+    def ended_at(self) -> datetime | None:
+        return optional_utc(self.ended_at_ms)
+
+    @property
+    def ran_for(self) -> timedelta | None:
+        """How long it ran, once it has ended."""
+        return None if self.ended_at_ms is None else from_ms(self.ended_at_ms - self.started_at_ms)
+
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> Attempt:
         outcome = data.get("outcome")
@@ -217,8 +283,8 @@ class Job:
     result: Any = None
     error: str | None = None
     progress: Progress | None = None
-    backoff_ms: int | None = None
     backoff: Backoff | None = None
+    """Its first wait after a failure (`first`) and how the waits grow, as set on it."""
     callback: Callback | None = None
     ready_at_ms: int | None = None
     """Pending: when it can next be claimed."""
@@ -248,6 +314,39 @@ class Job:
     def finished(self) -> bool:
         return self.status in FINAL_STATUSES
 
+    @property
+    def timeout(self) -> timedelta:
+        """An attempt's lease, unless its worker's claim asked for another."""
+        return from_ms(self.timeout_ms)
+
+    @property
+    def created_at(self) -> datetime:
+        return utc(self.created_at_ms)
+
+    @property
+    def run_at(self) -> datetime:
+        """Its first run time: not claimable before."""
+        return utc(self.run_at_ms)
+
+    @property
+    def ready_at(self) -> datetime | None:
+        """Pending: when it can next be claimed."""
+        return optional_utc(self.ready_at_ms)
+
+    @property
+    def lease_until(self) -> datetime | None:
+        """Running: when the current hold ends unless renewed."""
+        return optional_utc(self.lease_until_ms)
+
+    @property
+    def finished_at(self) -> datetime | None:
+        return optional_utc(self.finished_at_ms)
+
+    @property
+    def expires_at(self) -> datetime | None:
+        """The deadline: not finished by then, the job is cancelled with error `expired`."""
+        return optional_utc(self.expires_at_ms)
+
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> Job:
         progress = data.get("progress")
@@ -270,10 +369,7 @@ class Job:
             result=data.get("result"),
             error=data.get("error"),
             progress=Progress(progress["percent"], progress.get("message")) if progress else None,
-            backoff_ms=data.get("backoffMs"),
-            backoff=(
-                Backoff(backoff.get("kind"), backoff.get("maxMs"), backoff.get("jitter")) if backoff else None
-            ),
+            backoff=Backoff.from_api(data.get("backoffMs"), backoff),
             callback=Callback(callback["url"], callback.get("headers") or {}) if callback else None,
             ready_at_ms=data.get("readyAtMs"),
             lease_until_ms=int(lease) if lease is not None else None,
@@ -305,6 +401,10 @@ class Line:
     metadata: Any = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
+    @property
+    def at(self) -> datetime:
+        return utc(self.at_ms)
+
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> Line:
         return cls(
@@ -326,6 +426,10 @@ class Event:
     at_ms: int
     data: Any
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def at(self) -> datetime:
+        return utc(self.at_ms)
 
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> Event:
@@ -396,7 +500,15 @@ class Claimed:
     """`at_most_once`: once its handler has started, never give it back (release)."""
     traceparent: str | None = None
     """The producer's W3C trace context: the worker runs the handler in a span under it."""
+    max_attempts: int | None = None
+    """Failed attempts before the job fails (None: the service did not say)."""
+    failures: int | None = None
+    """Attempts that failed before this one (None: the service did not say)."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def lease_until(self) -> datetime:
+        return utc(self.lease_until_ms)
 
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> Claimed:
@@ -408,6 +520,8 @@ class Claimed:
             lease_until_ms=int(data["leaseUntilMs"]),
             guarantee=cast(Guarantee, str(data.get("guarantee", "AT_LEAST_ONCE")).lower()),
             traceparent=data.get("traceparent"),
+            max_attempts=data.get("maxAttempts"),
+            failures=data.get("failures"),
             raw=dict(data),
         )
 
@@ -423,6 +537,10 @@ class Token:
     name: str | None
     created_at_ms: int
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def created_at(self) -> datetime:
+        return utc(self.created_at_ms)
 
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> Token:
@@ -451,7 +569,7 @@ class MintedToken:
 
 @dataclass(frozen=True)
 class FollowLink:
-    """A link to follow one job with no token (`GET url`), read-only, until `expires_at_ms`.
+    """A link to follow one job with no token (`GET url`), read-only, until `expires_at`.
 
     Anyone holding the url or token can read the job's status, progress, lines and result
     until then: hand it out as you would the job's result itself."""
@@ -460,6 +578,10 @@ class FollowLink:
     token: str = field(repr=False)
     expires_at_ms: int
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def expires_at(self) -> datetime:
+        return utc(self.expires_at_ms)
 
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> FollowLink:

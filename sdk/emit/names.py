@@ -2,7 +2,8 @@
 changed, paused, resumed and reset, and the space's diagnostics.
 
 Policy fields are keyword arguments in Python spelling (`per_key_concurrency=3`); None
-means no limit (for `aging_interval_ms`: strict priority), as `null` does in the API.
+means no limit (for `aging_interval`: strict priority), as `null` does in the API. Times
+are timedeltas (or seconds): `Rate(10, timedelta(seconds=1))`, `aging_interval=30`.
 A name has a policy before its first job, so a name can be paused before work arrives.
 """
 
@@ -11,40 +12,46 @@ from __future__ import annotations
 import builtins
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any, Literal, cast
 from urllib.parse import quote
 
+from emit.calls import AsyncCarrier, Call, Carrier, Op, awaiting, blocking
 from emit.models import WaitReason
-from emit.transport import Transport
+from emit.units import Duration, as_timedelta, duration_ms, optional_from_ms, optional_utc
 
 
 @dataclass(frozen=True)
 class Rate:
-    """At most `tokens` hand-outs per `interval_ms` on average, in bursts of at most `tokens`."""
+    """At most `tokens` hand-outs per `interval` on average, in bursts of at most `tokens`;
+    `interval` is a timedelta (or seconds): `Rate(10, timedelta(minutes=1))`."""
 
     tokens: int
-    interval_ms: int
+    interval: timedelta
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "interval", as_timedelta(self.interval, "rate.interval"))
 
     def to_api(self) -> dict[str, int]:
-        return {"tokens": self.tokens, "intervalMs": self.interval_ms}
+        return {"tokens": self.tokens, "intervalMs": duration_ms(self.interval, "rate.interval")}
 
     @classmethod
     def from_api(cls, data: Mapping[str, Any] | None) -> Rate | None:
-        return cls(data["tokens"], data["intervalMs"]) if data else None
+        return cls(data["tokens"], timedelta(milliseconds=data["intervalMs"])) if data else None
 
 
 PolicyField = Literal[
-    "concurrency", "rate", "per_key_concurrency", "per_key_rate", "paused", "aging_interval_ms"
+    "concurrency", "rate", "per_key_concurrency", "per_key_rate", "paused", "aging_interval"
 ]
-_API_NAMES: dict[str, str] = {
+POLICY_API_NAMES: dict[str, str] = {
     "concurrency": "concurrency",
     "rate": "rate",
     "per_key_concurrency": "perKeyConcurrency",
     "per_key_rate": "perKeyRate",
     "paused": "paused",
-    "aging_interval_ms": "agingIntervalMs",
+    "aging_interval": "agingIntervalMs",
 }
-_PYTHON_NAMES = {api: python for python, api in _API_NAMES.items()}
+_PYTHON_NAMES = {api: python for python, api in POLICY_API_NAMES.items()}
 
 
 @dataclass(frozen=True)
@@ -58,7 +65,8 @@ class Policy:
     per_key_concurrency: int | None
     per_key_rate: Rate | None
     paused: bool
-    aging_interval_ms: int | None
+    aging_interval: timedelta | None
+    """How often a waiting job gains a step of priority; None: strict priority."""
     overridden: tuple[PolicyField, ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -71,7 +79,7 @@ class Policy:
             per_key_concurrency=data["perKeyConcurrency"],
             per_key_rate=Rate.from_api(data.get("perKeyRate")),
             paused=data["paused"],
-            aging_interval_ms=data["agingIntervalMs"],
+            aging_interval=optional_from_ms(data["agingIntervalMs"]),
             overridden=tuple(cast(PolicyField, _PYTHON_NAMES[f]) for f in data.get("overridden", ())),
             raw=dict(data),
         )
@@ -94,6 +102,10 @@ class NameDiagnostics:
     oldest_claimable_at_ms: int | None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
+    @property
+    def oldest_claimable_at(self) -> datetime | None:
+        return optional_utc(self.oldest_claimable_at_ms)
+
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> NameDiagnostics:
         return cls(
@@ -109,46 +121,85 @@ class NameDiagnostics:
         )
 
 
-class Names:
-    def __init__(self, transport: Transport, space: str | None) -> None:
-        self._transport = transport
-        self._space = space
+class NameFlows:
+    """The flow-control calls of one space, without I/O (`emit.calls`)."""
+
+    def __init__(self, space: str | None) -> None:
+        self.space = space
 
     def _space_path(self) -> str:
-        if not self._space:
+        if not self.space:
             raise ValueError("no space: pass space= to Emit(), or set EMIT_SPACE")
-        return f"/v1/spaces/{quote(self._space, safe='')}"
+        return f"/v1/spaces/{quote(self.space, safe='')}"
 
     def _path(self, name: str, suffix: str = "") -> str:
         return f"{self._space_path()}/names/{quote(name, safe='')}/policy{suffix}"
 
-    def policy(self, name: str) -> Policy:
+    def policy(self, name: str) -> Op[Policy]:
         """The policy in force for `name` (read scope)."""
-        return Policy.from_api(self._transport.call("GET", self._path(name), repeatable=True))
+        return Policy.from_api((yield Call("GET", self._path(name), repeatable=True)))
 
-    def update(self, name: str, **fields: Any) -> Policy:
+    def update(self, name: str, **fields: Any) -> Op[Policy]:
         """Set fields of the name's own policy, e.g. `update("mail", concurrency=5,
-        rate=Rate(10, 1_000))`; None means no limit (admin scope). Fields left out keep
-        their values."""
-        unknown = sorted(set(fields) - set(_API_NAMES))
+        rate=Rate(10, timedelta(seconds=1)), aging_interval=timedelta(seconds=30))`; None
+        means no limit (admin scope). Fields left out keep their values."""
+        unknown = sorted(set(fields) - set(POLICY_API_NAMES))
         if unknown:
             raise TypeError(f"not a policy field: {', '.join(unknown)}")
-        body = {_API_NAMES[k]: v.to_api() if isinstance(v, Rate) else v for k, v in fields.items()}
-        return Policy.from_api(self._transport.call("PATCH", self._path(name), body=body, repeatable=True))
+        body = {POLICY_API_NAMES[k]: policy_value(k, v) for k, v in fields.items()}
+        return Policy.from_api((yield Call("PATCH", self._path(name), body=body, repeatable=True)))
 
-    def pause(self, name: str) -> Policy:
+    def pause(self, name: str) -> Op[Policy]:
         """Hand out nothing of `name` until resumed; creates are still accepted."""
-        return self.update(name, paused=True)
+        return (yield from self.update(name, paused=True))
 
-    def resume(self, name: str) -> Policy:
-        return self.update(name, paused=False)
+    def resume(self, name: str) -> Op[Policy]:
+        return (yield from self.update(name, paused=False))
 
-    def reset(self, name: str) -> Policy:
+    def reset(self, name: str) -> Op[Policy]:
         """Every field back to the space's default."""
-        answer = self._transport.call("POST", self._path(name, ":reset"), repeatable=True)
-        return Policy.from_api(answer)
+        return Policy.from_api((yield Call("POST", self._path(name, ":reset"), repeatable=True)))
 
-    def diagnostics(self) -> builtins.list[NameDiagnostics]:
+    def diagnostics(self) -> Op[builtins.list[NameDiagnostics]]:
         """Each name with pending jobs or a policy of its own, by name (read scope)."""
-        answer = self._transport.call("GET", f"{self._space_path()}/diagnostics", repeatable=True)
+        answer = yield Call("GET", f"{self._space_path()}/diagnostics", repeatable=True)
         return [NameDiagnostics.from_api(n) for n in answer["names"]]
+
+
+class Names:
+    """Flow control per job name in the client's space (`Emit.names`)."""
+
+    def __init__(self, carrier: Carrier, space: str | None) -> None:
+        self._carrier = carrier
+        self._flows = NameFlows(space)
+
+    policy = blocking(NameFlows.policy)
+    update = blocking(NameFlows.update)
+    pause = blocking(NameFlows.pause)
+    resume = blocking(NameFlows.resume)
+    reset = blocking(NameFlows.reset)
+    diagnostics = blocking(NameFlows.diagnostics)
+
+
+class AsyncNames:
+    """Flow control per job name in the client's space (`AsyncEmit.names`), awaited."""
+
+    def __init__(self, carrier: AsyncCarrier, space: str | None) -> None:
+        self._carrier = carrier
+        self._flows = NameFlows(space)
+
+    policy = awaiting(NameFlows.policy)
+    update = awaiting(NameFlows.update)
+    pause = awaiting(NameFlows.pause)
+    resume = awaiting(NameFlows.resume)
+    reset = awaiting(NameFlows.reset)
+    diagnostics = awaiting(NameFlows.diagnostics)
+
+
+def policy_value(name: str, value: Any) -> Any:
+    """A policy field's value as the API takes it."""
+    if isinstance(value, Rate):
+        return value.to_api()
+    if name == "aging_interval" and value is not None:
+        return duration_ms(cast(Duration, value), "aging_interval")
+    return value

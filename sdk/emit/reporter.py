@@ -19,7 +19,6 @@ in one `jobs:report` request per round:
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -29,7 +28,6 @@ from typing import Any
 from emit.clock import SYSTEM, Clock
 from emit.errors import EmitError, InvalidArgument, Unauthenticated
 from emit.held import HeldJob
-from emit.jobs import Jobs
 from emit.models import Outcome
 from emit.transport import Backoff
 
@@ -76,19 +74,21 @@ class Hold:
         return {"id": self.job.id, "attempt": self.job.attempt}
 
 
+Send = Callable[[list[dict[str, Any]]], Awaitable[list[Outcome]]]
+"""One `jobs:report` request, awaited: the blocking client's on a thread, the async one's as is."""
+
+
 class Reporter:
     def __init__(
         self,
-        jobs: Jobs,
+        send: Send,
         *,
         interval: float,
-        io: Callable[[Callable[[], list[Outcome]]], Awaitable[list[Outcome]]],
         backoff: Backoff | None = None,
         clock: Clock = SYSTEM,
     ) -> None:
-        self._jobs = jobs
+        self._send_reports = send
         self._interval = interval
-        self._io = io
         self._clock = clock
         self._backoff = backoff or Backoff(first=0.5, most=5.0)
         self._holds: dict[tuple[str, int], Hold] = {}
@@ -214,7 +214,7 @@ class Reporter:
             sent_at = self._clock.monotonic()
             bodies = [s.body for _, s in chunk]
             try:
-                outcomes = await self._io(functools.partial(self._jobs.report, bodies))
+                outcomes = await self._send_reports(bodies)
             except InvalidArgument as refused:  # every report in the request broke a rule
                 outcomes = [Outcome.from_api(_invalid(refused.message)) for _ in chunk]
             except EmitError as exc:

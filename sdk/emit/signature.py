@@ -11,6 +11,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
+from datetime import datetime
+
+from emit.units import Duration, duration_ms, instant_ms
 
 DEFAULT_TOLERANCE_S = 300.0
 
@@ -19,11 +22,12 @@ def verify_signature(
     secret: str | bytes,
     header: str | None,
     body: str | bytes,
-    tolerance: float = DEFAULT_TOLERANCE_S,
+    tolerance: Duration = DEFAULT_TOLERANCE_S,
     *,
-    now_ms: int | None = None,
+    now: datetime | None = None,
 ) -> bool:
-    """Whether `header` signs `body` with `secret`, at a time within `tolerance` seconds.
+    """Whether `header` signs `body` with `secret`, at a time within `tolerance` (a
+    timedelta, or seconds) of `now` (an aware datetime; the real time by default).
 
     Never raises for a bad header: a missing, malformed, stale or forged one is False.
     The comparison takes the same time however much of the signature matches.
@@ -33,8 +37,8 @@ def verify_signature(
     timestamp, candidates = _parse(header)
     if timestamp is None or not candidates:
         return False
-    now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
-    if abs(now - timestamp) > tolerance * 1000:
+    now_ms = time.time_ns() // 1_000_000 if now is None else instant_ms(now, "now")
+    if abs(now_ms - timestamp) > duration_ms(tolerance, "tolerance"):
         return False
     expected = _digest(secret, timestamp, body).encode()
     matched = False
@@ -43,9 +47,10 @@ def verify_signature(
     return matched
 
 
-def sign(secret: str | bytes, body: str | bytes, *, now_ms: int | None = None) -> str:
-    """The `Emit-Signature` header emit sends with `body`: for testing a receiver."""
-    timestamp = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+def sign(secret: str | bytes, body: str | bytes, *, now: datetime | None = None) -> str:
+    """The `Emit-Signature` header emit sends with `body` at `now` (an aware datetime; the
+    real time by default): for testing a receiver."""
+    timestamp = time.time_ns() // 1_000_000 if now is None else instant_ms(now, "now")
     return f"t={timestamp},v1={_digest(secret, timestamp, body)}"
 
 

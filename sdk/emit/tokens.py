@@ -6,17 +6,16 @@ import builtins
 from collections.abc import Sequence
 from urllib.parse import quote
 
+from emit.calls import AsyncCarrier, Call, Carrier, Op, awaiting, blocking
 from emit.models import MintedToken, Scope, Token
-from emit.transport import Transport
 
 
-class Tokens:
-    def __init__(self, transport: Transport) -> None:
-        self._transport = transport
+class TokenFlows:
+    """The token calls, without I/O (`emit.calls`)."""
 
     def create(
         self, scopes: Sequence[Scope], *, spaces: Sequence[str] | None = None, name: str | None = None
-    ) -> MintedToken:
+    ) -> Op[MintedToken]:
         """A new token for `scopes` in `spaces` (None: every space). Its secret is in this
         answer only. Not sent again after a lost answer: that could mint two."""
         body: dict[str, object] = {"scopes": builtins.list(scopes)}
@@ -24,12 +23,36 @@ class Tokens:
             body["spaces"] = builtins.list(spaces)
         if name is not None:
             body["name"] = name
-        return MintedToken.from_api(self._transport.call("POST", "/v1/tokens", body=body, repeatable=False))
+        return MintedToken.from_api((yield Call("POST", "/v1/tokens", body=body, repeatable=False)))
 
-    def list(self) -> builtins.list[Token]:
-        answer = self._transport.call("GET", "/v1/tokens", repeatable=True)
+    def list(self) -> Op[builtins.list[Token]]:
+        answer = yield Call("GET", "/v1/tokens", repeatable=True)
         return [Token.from_api(t) for t in answer["tokens"]]
 
-    def revoke(self, token_id: str) -> None:
+    def revoke(self, token_id: str) -> Op[None]:
         """Revoke at once; `NotFound` for an unknown id."""
-        self._transport.call("DELETE", f"/v1/tokens/{quote(token_id, safe='')}", repeatable=True)
+        yield Call("DELETE", f"/v1/tokens/{quote(token_id, safe='')}", repeatable=True)
+
+
+class Tokens:
+    """API tokens (`Emit.tokens`; an admin token)."""
+
+    def __init__(self, carrier: Carrier) -> None:
+        self._carrier = carrier
+        self._flows = TokenFlows()
+
+    create = blocking(TokenFlows.create)
+    list = blocking(TokenFlows.list)
+    revoke = blocking(TokenFlows.revoke)
+
+
+class AsyncTokens:
+    """API tokens (`AsyncEmit.tokens`), awaited."""
+
+    def __init__(self, carrier: AsyncCarrier) -> None:
+        self._carrier = carrier
+        self._flows = TokenFlows()
+
+    create = awaiting(TokenFlows.create)
+    list = awaiting(TokenFlows.list)
+    revoke = awaiting(TokenFlows.revoke)

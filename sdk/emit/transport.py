@@ -9,19 +9,22 @@ Two kinds of trouble are handled here, so no resource method has to:
   all carry keys). A connection that was never made is always tried again: the request
   did not leave. Otherwise the error is raised with `outcome_unknown` set, since the
   request may have been applied.
+
+The rules are `_Tries`, without I/O; `Transport` (blocking) and `AsyncTransport` (an event
+loop) each carry them in a loop of a few lines, so both clients retry alike.
 """
 
 from __future__ import annotations
 
 import json
 import random
-from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
 import httpx
 
+from emit.calls import Call
 from emit.clock import SYSTEM, Clock
 from emit.errors import EmitError, Internal, ResourceExhausted, Unavailable, error_from_response
 
@@ -50,8 +53,77 @@ class Backoff:
         return random.uniform(ceiling / 2, ceiling)
 
 
-class Transport:
-    """Authenticated JSON calls to one emit API."""
+class _Tries:
+    """One call's tries, sans I/O: what to send, and after each answer or error, whether
+    to return, raise, or wait and send again (the same rules on both transports)."""
+
+    def __init__(self, carrier: _Settings, call: Call) -> None:
+        self.call = call
+        self.backoff = carrier.backoff
+        content = None if call.body is None else _dump(call.body)
+        extra = dict(call.headers or {}) | (
+            {"content-type": "application/json"} if content is not None else {}
+        )
+        self.request: dict[str, Any] = {
+            "method": call.method,
+            "url": call.path,
+            "content": content,
+            "headers": extra or None,
+            "params": call.params,
+            "timeout": call.timeout if call.timeout is not None else httpx.USE_CLIENT_DEFAULT,
+        }
+        self.clock = carrier.clock
+        self.room_deadline = carrier.clock.monotonic() + carrier.room_wait
+        self.failures = 0
+
+    def after_error(self, exc: httpx.TransportError) -> float:
+        """The wait before sending again after no answer; raises when it must not be sent again."""
+        call = self.call
+        sent = not isinstance(exc, _NOT_SENT)
+        self.failures += 1
+        if (call.repeatable or not sent) and self.failures < self.backoff.tries:
+            return self.backoff.wait(self.failures)
+        raise _unavailable(call.method, call.path, exc, sent=sent, repeatable=call.repeatable) from exc
+
+    def after_response(self, response: httpx.Response) -> tuple[bool, Any]:
+        """`(True, the answer's JSON)`, or `(False, seconds to wait before sending again)`;
+        raises the call's `EmitError`."""
+        if response.status_code < 400:
+            return True, response.json() if response.content else None
+        error = error_from_response(response)
+        if isinstance(error, ResourceExhausted):
+            wait = error.retry_after_ms / 1000
+            if self.clock.monotonic() + wait <= self.room_deadline:
+                return False, wait
+            raise error
+        if isinstance(error, Internal):
+            self.failures += 1
+            if self.call.repeatable and self.failures < self.backoff.tries:
+                return False, self.backoff.wait(self.failures)
+            raise _outcome_unknown(error, repeatable=self.call.repeatable)
+        raise error
+
+
+class _Settings:
+    """What both transports know: where, as whom, and how patiently."""
+
+    def __init__(self, url: str, token: str, *, room_wait: float, backoff: Backoff, clock: Clock) -> None:
+        self.url = url.rstrip("/")
+        self.authorization = f"Bearer {token}"
+        self.room_wait = room_wait
+        self.backoff = backoff
+        self.clock = clock
+
+    def _headers(self) -> dict[str, str]:
+        return {
+            "authorization": self.authorization,
+            "user-agent": f"emit-python/{VERSION}",
+            "accept": "application/json",
+        }
+
+
+class Transport(_Settings):
+    """Authenticated JSON calls to one emit API, blocking (httpx's `Client`)."""
 
     def __init__(
         self,
@@ -64,75 +136,69 @@ class Transport:
         http_transport: httpx.BaseTransport | None = None,
         clock: Clock = SYSTEM,
     ) -> None:
-        self.url = url.rstrip("/")
-        self.authorization = f"Bearer {token}"
-        self.room_wait = room_wait
-        self.backoff = backoff
-        self.clock = clock
+        super().__init__(url, token, room_wait=room_wait, backoff=backoff, clock=clock)
         self._http = httpx.Client(
-            base_url=self.url,
-            timeout=timeout,
-            transport=http_transport,
-            headers={
-                "authorization": self.authorization,
-                "user-agent": f"emit-python/{VERSION}",
-                "accept": "application/json",
-            },
+            base_url=self.url, timeout=timeout, transport=http_transport, headers=self._headers()
         )
 
     def close(self) -> None:
         self._http.close()
 
-    def call(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Any = None,
-        params: Mapping[str, str | int] | None = None,
-        repeatable: bool,
-        timeout: float | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> Any:
-        """The answer's JSON (None for an empty answer), or a typed `EmitError`. `headers`:
-        the call's own, beside the client's."""
-        content = None if body is None else _dump(body)
-        extra = dict(headers or {}) | ({"content-type": "application/json"} if content is not None else {})
-        room_deadline = self.clock.monotonic() + self.room_wait
-        failures = 0
+    def call(self, call: Call) -> Any:
+        """The answer's JSON (None for an empty answer), or a typed `EmitError`."""
+        tries = _Tries(self, call)
         while True:
             try:
-                response = self._http.request(
-                    method,
-                    path,
-                    content=content,
-                    headers=extra or None,
-                    params=params,
-                    timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
-                )
+                response = self._http.request(**tries.request)
             except httpx.TransportError as exc:
-                sent = not isinstance(exc, _NOT_SENT)
-                failures += 1
-                if (repeatable or not sent) and failures < self.backoff.tries:
-                    self.clock.sleep(self.backoff.wait(failures))
-                    continue
-                raise _unavailable(method, path, exc, sent=sent, repeatable=repeatable) from exc
-            if response.status_code < 400:
-                return response.json() if response.content else None
-            error = error_from_response(response)
-            if isinstance(error, ResourceExhausted):
-                wait = error.retry_after_ms / 1000
-                if self.clock.monotonic() + wait <= room_deadline:
-                    self.clock.sleep(wait)
-                    continue
-                raise error
-            if isinstance(error, Internal):
-                failures += 1
-                if repeatable and failures < self.backoff.tries:
-                    self.clock.sleep(self.backoff.wait(failures))
-                    continue
-                raise _outcome_unknown(error, repeatable=repeatable)
-            raise error
+                self.clock.sleep(tries.after_error(exc))
+                continue
+            done, value = tries.after_response(response)
+            if done:
+                return value
+            self.clock.sleep(value)
+
+    def pause(self, seconds: float) -> None:
+        self.clock.sleep(seconds)
+
+
+class AsyncTransport(_Settings):
+    """The same calls on an event loop (httpx's `AsyncClient`), waiting on `clock.wait`."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        room_wait: float,
+        timeout: float,
+        backoff: Backoff,
+        http_transport: httpx.AsyncBaseTransport | None = None,
+        clock: Clock = SYSTEM,
+    ) -> None:
+        super().__init__(url, token, room_wait=room_wait, backoff=backoff, clock=clock)
+        self._http = httpx.AsyncClient(
+            base_url=self.url, timeout=timeout, transport=http_transport, headers=self._headers()
+        )
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def call(self, call: Call) -> Any:
+        tries = _Tries(self, call)
+        while True:
+            try:
+                response = await self._http.request(**tries.request)
+            except httpx.TransportError as exc:
+                await self.clock.wait(tries.after_error(exc))
+                continue
+            done, value = tries.after_response(response)
+            if done:
+                return value
+            await self.clock.wait(value)
+
+    async def pause(self, seconds: float) -> None:
+        await self.clock.wait(seconds)
 
 
 def _dump(body: Any) -> bytes:

@@ -13,8 +13,13 @@ every hold and sends what handlers report. What a handler does decides the outco
 | raises `Release`      | `release`: back to the queue, not counted    |
 | raises anything else  | `fail` with the exception's message          |
 
+Durations it takes (`lease`, `poll_wait`, `report_interval`, `grace`) are timedeltas or
+seconds (`emit.units`). On `Emit` it makes its calls on threads, off its loop; on
+`AsyncEmit`, on the loop itself. `serve(*workers)` runs several (one a task type, say) in
+one process, on one loop, stopped together.
+
 **Shutdown.** On SIGTERM or SIGINT (or `stop()`), the worker stops claiming, lets
-running handlers finish for up to `grace` seconds, then tells the rest to stop and
+running handlers finish for up to `grace`, then tells the rest to stop and
 releases their jobs, so another worker takes them at once instead of after their lease.
 An `at_most_once` job whose handler has started is never released (another worker
 would run it a second time): it is failed for good, saying the worker stopped. Told
@@ -36,7 +41,8 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from emit import tracing
 from emit._aio import in_thread
@@ -44,13 +50,17 @@ from emit.clock import Clock
 from emit.control import Release, RetryAfter, Unrecoverable
 from emit.errors import Internal, Unavailable
 from emit.held import HeldJob
-from emit.models import Claimed
+from emit.jobs import AsyncJobs
+from emit.models import Claimed, Outcome
 from emit.reporter import Hold, Reporter
 from emit.transport import Backoff
+from emit.units import Duration, as_timedelta, optional_timedelta
 from emit.wake import Waking
 
 if TYPE_CHECKING:
-    from emit.client import Emit
+    from emit.client import AsyncEmit, Emit
+
+    AnyEmit: TypeAlias = Emit | AsyncEmit
 
 log = logging.getLogger("emit.worker")
 
@@ -75,27 +85,33 @@ class Worker:
         self,
         handler: Handler,
         *,
-        client: Emit | Callable[[], Emit],
+        client: AnyEmit | Callable[[], AnyEmit],
         names: Sequence[str] | None = None,
         concurrency: int = 1,
-        lease: float | None = None,
-        poll_wait: float = 5.0,
-        report_interval: float = 1.0,
-        grace: float = 25.0,
+        lease: Duration | None = None,
+        poll_wait: Duration = 5.0,
+        report_interval: Duration = 1.0,
+        grace: Duration = 25.0,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency: must be at least 1")
-        if lease is not None and not MIN_LEASE_S <= lease <= MAX_LEASE_S:
-            raise ValueError(f"lease: must be from {MIN_LEASE_S} to {MAX_LEASE_S} seconds")
-        if not 0 <= poll_wait <= 60:
-            raise ValueError("poll_wait: must be from 0 to 60 seconds")
         self.handler = handler
         self.names = list(names) if names else None
         self.concurrency = concurrency
-        self.lease = lease
-        self.poll_wait = poll_wait
-        self.report_interval = report_interval
-        self.grace = grace
+        self.lease: timedelta | None = optional_timedelta(lease, "lease")
+        """How long each claim holds a job; None: each job's own timeout."""
+        self.poll_wait: timedelta = as_timedelta(poll_wait, "poll_wait")
+        self.report_interval: timedelta = as_timedelta(report_interval, "report_interval")
+        self.grace: timedelta = as_timedelta(grace, "grace")
+        if self.lease is not None and not MIN_LEASE_S <= self.lease.total_seconds() <= MAX_LEASE_S:
+            raise ValueError(
+                f"lease: must be from {MIN_LEASE_S:g} to {MAX_LEASE_S:g} seconds, not {self.lease}"
+            )
+        if not 0 <= self.poll_wait.total_seconds() <= 60:
+            raise ValueError(f"poll_wait: must be from 0 to 60 seconds, not {self.poll_wait}")
+        # The loop's own arithmetic is in seconds, as the clock's is.
+        self._lease_s = self.lease.total_seconds() if self.lease is not None else None
+        self._grace_s = self.grace.total_seconds()
         self._client = client
         self._is_async = inspect.iscoroutinefunction(handler)
         functools.update_wrapper(self, handler)  # type: ignore[arg-type]
@@ -141,14 +157,15 @@ class Worker:
         log.info(
             "stopping: no more claims; %d running job(s) get up to %.0fs (signal again to stop at once)",
             len(self._running),
-            self.grace,
+            self._grace_s,
         )
         self._stopping.set()
 
     # -- the loop ---------------------------------------------------------------------
 
     async def serve(self, *, handle_signals: bool = False) -> None:
-        """The worker as a coroutine, for an event loop of one's own."""
+        """The worker as a coroutine, for an event loop of one's own (`serve(*workers)` runs
+        several together)."""
         owned = callable(self._client)  # made here from the environment: closed here too
         client = self._client() if callable(self._client) else self._client
         self._loop = asyncio.get_running_loop()
@@ -157,12 +174,21 @@ class Worker:
         if self._stop_requested.is_set():
             self._stopping.set()
         clock = client.clock
-        reporter = Reporter(client.jobs, interval=self.report_interval, io=_io("emit-report"), clock=clock)
+        port = _Port(client)
+        interval = self.report_interval.total_seconds()
+        reporter = Reporter(port.report, interval=interval, clock=clock)
+        log.info(
+            "worker %s started: names %s, concurrency %d, space %s",
+            getattr(self.handler, "__qualname__", self.handler),
+            ", ".join(self.names) if self.names else "(every name)",
+            self.concurrency,
+            client.space,
+        )
         reporting = asyncio.create_task(reporter.run(), name="emit-reporter")
         reporting.add_done_callback(self._reporter_ended)
-        restore = self._install_signals() if handle_signals else []
+        restore = _install_signals(self._on_stop) if handle_signals else []
         try:
-            await self._claim_until_stopped(client, reporter, clock)
+            await self._claim_until_stopped(client, port, reporter, clock)
         except BaseException:
             self._stopping.set()
             self._forced.set()
@@ -176,28 +202,30 @@ class Worker:
                 for undo in restore:
                     undo()
                 if owned:
-                    client.close()
+                    await port.close()
                 self._loop = None
                 self._stop_requested.clear()
 
-    async def _claim_until_stopped(self, client: Emit, reporter: Reporter, clock: Clock) -> None:
+    async def _claim_until_stopped(
+        self, client: AnyEmit, port: _Port, reporter: Reporter, clock: Clock
+    ) -> None:
         # Claims wait for hints over the WebSocket when they can, else long-poll (emit.wake).
         waking = Waking(
             space=client.space,
             names=self.names,
             authorization=client.authorization,
             clock=clock,
-            poll_wait=self.poll_wait,
+            poll_wait=self.poll_wait.total_seconds(),
         )
         self._waking = waking
         try:
-            await self._claim_while_running(client, reporter, clock, waking)
+            await self._claim_while_running(client, port, reporter, clock, waking)
         finally:
             await waking.close()
             self._waking = None
 
     async def _claim_while_running(
-        self, client: Emit, reporter: Reporter, clock: Clock, waking: Waking
+        self, client: AnyEmit, port: _Port, reporter: Reporter, clock: Clock, waking: Waking
     ) -> None:
         backoff, failures = Backoff(first=0.5, most=10.0), 0
         while not self._stopping.is_set():
@@ -209,15 +237,9 @@ class Worker:
             wait = await waking.before_claim(self._stopping)
             if wait is None:
                 continue
-            claim = functools.partial(
-                client.jobs.claim,
-                count=free,
-                names=self.names,
-                wait=wait,
-                lease_ms=round(self.lease * 1000) if self.lease else None,
-            )
+            claim = port.claim(count=free, names=self.names, wait=wait, lease=self.lease)
             try:
-                claimed = await _unless(_io("emit-claim")(claim), self._forced)
+                claimed = await _unless(claim, self._forced)
             except (Unavailable, Internal) as exc:
                 failures += 1
                 wait = backoff.wait(failures)
@@ -231,10 +253,11 @@ class Worker:
             # Wall time to read the lease's end against; the clock's time to schedule renewals.
             received = (time.time(), clock.monotonic())
             for job in claimed:
+                log.info("claimed job %s (%s) attempt %d", job.id, job.name, job.attempt)
                 self._start(job, client, reporter, received)
 
     def _start(
-        self, claimed: Claimed, client: Emit, reporter: Reporter, received: tuple[float, float]
+        self, claimed: Claimed, client: AnyEmit, reporter: Reporter, received: tuple[float, float]
     ) -> None:
         job: HeldJob[Any] = HeldJob(
             id=claimed.id,
@@ -244,6 +267,8 @@ class Worker:
             space=client.space or "",
             guarantee=claimed.guarantee,
             traceparent=claimed.traceparent,
+            max_attempts=claimed.max_attempts,
+            failures=claimed.failures,
         )
         lease, remaining, touch = self._lease_of(claimed, received[0])
         key = (claimed.id, claimed.attempt)
@@ -270,8 +295,8 @@ class Worker:
         exactly that, and its length is read off `leaseUntilMs` (assuming clocks kept in
         step, as leases in seconds require anyway)."""
         remaining = min(max(claimed.lease_until_ms / 1000 - received_at, MIN_LEASE_S / 2), MAX_LEASE_S)
-        if self.lease is not None:
-            return self.lease, min(remaining, self.lease), {"leaseMs": round(self.lease * 1000)}
+        if self._lease_s is not None:
+            return self._lease_s, min(remaining, self._lease_s), {"leaseMs": round(self._lease_s * 1000)}
         stated = claimed.raw.get("leaseMs") or claimed.raw.get("timeoutMs")
         if isinstance(stated, int):
             return stated / 1000, min(remaining, stated / 1000), {"leaseMs": stated}
@@ -313,7 +338,7 @@ class Worker:
         except Unrecoverable as exc:
             return {"fail": {"error": _message(exc), "unrecoverable": True}}
         except RetryAfter as exc:
-            return {"fail": {"error": _message(exc), "retryAfterMs": round(exc.seconds * 1000)}}
+            return {"fail": {"error": _message(exc), "retryAfterMs": round(exc.after.total_seconds() * 1000)}}
         except Exception as exc:
             log.warning("job %s attempt %s failed", job.id, job.attempt, exc_info=exc)
             return {"fail": {"error": _message(exc)}}
@@ -335,7 +360,7 @@ class Worker:
         told handlers a bounded while to return."""
         if self._running and not self._forced.is_set():
             waiting = asyncio.gather(*self._running.values(), return_exceptions=True)
-            await _first(asyncio.shield(waiting), clock.wait(self.grace), self._forced.wait())
+            await _first(asyncio.shield(waiting), clock.wait(self._grace_s), self._forced.wait())
         for hold in reporter.holds():
             if hold.ended:
                 continue
@@ -359,25 +384,99 @@ class Worker:
             self._stopping.set()
             self._forced.set()
 
-    def _install_signals(self) -> list[Callable[[], object]]:
-        loop = asyncio.get_running_loop()
-        undo: list[Callable[[], object]] = []
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            try:
-                loop.add_signal_handler(sig, self._on_stop)
-                undo.append(functools.partial(loop.remove_signal_handler, sig))
-            except (NotImplementedError, RuntimeError):  # no loop signal handlers (Windows)
-                previous = signal.signal(sig, lambda *_: loop.call_soon_threadsafe(self._on_stop))
-                undo.append(functools.partial(signal.signal, sig, previous))
-        return undo
+
+async def serve(*workers: Worker, handle_signals: bool | None = None) -> None:
+    """Run `workers` together on the running loop (one for each task type, say), until
+    SIGTERM or SIGINT, or until each is stopped (`worker.stop()`); each shuts down as its
+    own `serve` does, gracefully, and a second signal stops them all at once.
+
+    `handle_signals`: by default, when called from the main thread. If one worker fails,
+    the others are stopped gracefully and its error is raised."""
+    _check_served(workers)
+    if handle_signals is None:
+        handle_signals = threading.current_thread() is threading.main_thread()
+    tasks = [asyncio.create_task(w.serve(), name=f"emit-{w!r}") for w in workers]
+
+    def on_signal() -> None:
+        for worker in workers:
+            worker._on_stop()
+
+    restore = _install_signals(on_signal) if handle_signals else []
+    try:
+        _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        if pending:  # one failed: the others stop as on a signal
+            for worker in workers:
+                worker.stop()
+            await asyncio.wait(pending)
+        for task in tasks:
+            task.result()
+    except asyncio.CancelledError:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    finally:
+        for undo in restore:
+            undo()
+
+
+def _check_served(workers: Sequence[Worker]) -> None:
+    if not workers:
+        raise ValueError("serve: give at least one worker")
+    if len({id(w) for w in workers}) != len(workers):
+        raise ValueError("serve: each worker once")
+
+
+def run(*workers: Worker) -> None:
+    """`serve(*workers)` on an event loop of its own: blocks until they have stopped."""
+    asyncio.run(serve(*workers))
+
+
+def _install_signals(on_signal: Callable[[], None]) -> list[Callable[[], object]]:
+    loop = asyncio.get_running_loop()
+    undo: list[Callable[[], object]] = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, on_signal)
+            undo.append(functools.partial(loop.remove_signal_handler, sig))
+        except (NotImplementedError, RuntimeError):  # no loop signal handlers (Windows)
+            previous = signal.signal(sig, lambda *_: loop.call_soon_threadsafe(on_signal))
+            undo.append(functools.partial(signal.signal, sig, previous))
+    return undo
 
 
 def _message(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _io(name: str) -> Callable[[Callable[[], Any]], asyncio.Future[Any]]:
-    return lambda fn: in_thread(fn, name=name)
+class _Port:
+    """The worker's two calls (claim, report) on either client, awaited: the blocking
+    client's each on a thread of its own, the async client's on the loop."""
+
+    def __init__(self, client: AnyEmit) -> None:
+        self._client = client
+
+    def claim(
+        self, *, count: int, names: list[str] | None, wait: float, lease: timedelta | None
+    ) -> asyncio.Future[list[Claimed]]:
+        jobs = self._client.jobs
+        if isinstance(jobs, AsyncJobs):
+            return asyncio.ensure_future(jobs.claim(count=count, names=names, wait=wait, lease=lease))
+        call = functools.partial(jobs.claim, count=count, names=names, wait=wait, lease=lease)
+        return in_thread(call, name="emit-claim")
+
+    async def report(self, bodies: list[dict[str, Any]]) -> list[Outcome]:
+        jobs = self._client.jobs
+        if isinstance(jobs, AsyncJobs):
+            return await jobs.report(bodies)
+        return await in_thread(functools.partial(jobs.report, bodies), name="emit-report")
+
+    async def close(self) -> None:
+        client = self._client
+        if isinstance(client.jobs, AsyncJobs):
+            await client.aclose()
+        else:
+            client.close()
 
 
 async def _first(*waits: Any) -> None:

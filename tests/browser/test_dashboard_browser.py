@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 import pytest
-from emit import Emit
+from emit import Emit, JobDefaults
 from emit.names import Rate
 
 from tests.browser.conftest import local, require_browser, shot, sign_in
@@ -111,7 +112,7 @@ def test_create_cancel_and_retry_from_the_page(page: Any, dev: DevServer, client
 
 
 def test_a_job_shows_its_guarantee_and_deadline(page: Any, dev: DevServer, client: Emit, space: str) -> None:
-    once = client.jobs.create("once", guarantee="at_most_once", expires_in_ms=3_600_000).id
+    once = client.jobs.create("once", guarantee="at_most_once", expires_in=timedelta(hours=1)).id
     plain = client.jobs.create("plain").id
     expires = client.jobs.get(once).expires_at_ms
     assert expires is not None
@@ -148,7 +149,7 @@ def test_pause_resume_and_change_a_limit_in_place(
     expect(card.locator(".concurrency-text")).to_have_text("3")
     expect(card.locator("[name=concurrency]")).to_have_value("3")
     saved = client.names.policy("mail")
-    assert (saved.concurrency, saved.aging_interval_ms) == (3, 120_000)
+    assert (saved.concurrency, saved.aging_interval) == (3, timedelta(minutes=2))
 
     # A fresh page, so the card typed into next is not replaced by the save's reload above.
     page.reload()
@@ -162,7 +163,10 @@ def test_pause_resume_and_change_a_limit_in_place(
     expect(card.locator(".rate-text")).to_have_text("20 per 1 min")
     expect(card.locator(".per-key-rate-text")).to_have_text("2 per 1 s")
     policy = client.names.policy("mail")
-    assert (policy.rate, policy.per_key_rate) == (Rate(20, 60_000), Rate(2, 1_000))
+    assert (policy.rate, policy.per_key_rate) == (
+        Rate(20, timedelta(minutes=1)),
+        Rate(2, timedelta(seconds=1)),
+    )
     assert policy.concurrency == 3, "only the fields changed are sent"
 
     card.locator("[name='perKeyRate.intervalMs']").fill("")
@@ -187,11 +191,11 @@ def test_settings_with_a_new_webhook_secret_shown_once(
     page.fill("#settings [name=maxAttempts]", "9")
     page.click("#settings button[type=submit]")
     expect(page.locator(".ok")).to_have_text("Saved.")
-    assert client.spaces.get()["maxAttempts"] == 9
+    assert client.spaces.get().max_attempts == 9
     page.click("#new-secret")
     secret = page.locator("#webhook-secret pre.secret")
     expect(secret).to_have_text(re.compile(r"^[0-9a-f]{64}$"))
-    assert client.spaces.get()["webhookSecret"] == {"set": True}
+    assert client.spaces.get().webhook_secret_set
     shot(page, "settings")
     page.reload()
     expect(page.locator("#settings [name=maxAttempts]")).to_have_value("9")
@@ -202,7 +206,7 @@ def test_settings_show_and_change_notifications_and_show_defaults_per_name(
     page: Any, dev: DevServer, client: Emit, space: str
 ) -> None:
     client.spaces.update(
-        job_defaults={"mail": {"priority": 5, "maxAttempts": 2}, "report": {"delayMs": 1000}}
+        job_defaults={"mail": JobDefaults(priority=5, max_attempts=2), "report": JobDefaults(delay=1)}
     )
     client.spaces.notify_on_failure("page-oncall")
     sign_in(page, dev)
@@ -220,7 +224,7 @@ def test_settings_show_and_change_notifications_and_show_defaults_per_name(
     page.fill("#notifications [name='onFailure.name']", "")
     page.click("#notifications button[type=submit]")
     expect(page.locator(".ok")).to_have_text("Saved.")
-    settings = client.spaces.get()
+    settings = client.spaces.get().raw
     assert settings["onFailure"] is None
     assert {k: settings["onSettled"][k] for k in ("name", "statuses")} == {
         "name": "audit",

@@ -4,6 +4,7 @@ charts, the live job list with its counts, local times, search, bulk actions, da
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -129,7 +130,7 @@ def test_times_are_local_with_their_zone_and_how_long_ago_and_a_job_shows_its_du
     page: Any, dev: DevServer, client: Emit, space: str
 ) -> None:
     job_id = client.jobs.create("resize").id
-    waiting = client.jobs.create("later", delay_ms=3_600_000).id
+    waiting = client.jobs.create("later", delay=timedelta(hours=1)).id
     sign_in(page, dev)
     page.goto(_space_url(dev, space, f"/jobs/{waiting}"))
     expect(page.locator("#job-waiting")).to_have_text(re.compile(r"^due in (59|60) min"))
@@ -258,7 +259,7 @@ def test_settings_in_human_units_dark_mode_and_destructive_actions_set_apart(
     form.locator("[name='keyWindowMs.unit']").select_option(label="seconds")
     form.locator("button[type=submit]").click()
     expect(page.locator(".ok")).to_have_text("Saved.")
-    settings = client.spaces.get()
+    settings = client.spaces.get().raw
     assert (settings["failedRetentionMs"], settings["keyWindowMs"]) == (172_800_000, 90_000)
     assert settings["timeoutMs"] == 300_000, "only the fields changed are sent"
     expect(form.locator("[name=keyWindowMs]")).to_have_value("90")
@@ -266,7 +267,7 @@ def test_settings_in_human_units_dark_mode_and_destructive_actions_set_apart(
     form.locator("button[type=submit]").click()
     # The form drawn again from the answer: the names as the space now lists them.
     expect(form.locator("[name=metrics]")).to_have_value("resize-image, send-email")
-    assert client.spaces.get()["metrics"] == ["resize-image", "send-email"]
+    assert client.spaces.get().raw["metrics"] == ["resize-image", "send-email"]
 
     background = "() => getComputedStyle(document.body.parentElement).backgroundColor"
     page.emulate_media(color_scheme="light")

@@ -9,6 +9,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -153,7 +154,7 @@ def test_follow_exits_3_when_the_job_fails_and_4_when_it_is_cancelled(
     client: Emit, space: str, emit_cmd: Callable[..., Ran]
 ) -> None:
     failing = client.jobs.create("charge-invoice", max_attempts=3).id
-    cancelled = client.jobs.create("charge-invoice", delay_ms=60_000).id
+    cancelled = client.jobs.create("charge-invoice", delay=timedelta(minutes=1)).id
     client.jobs.cancel(cancelled)
 
     @client.worker(names=["charge-invoice"], **FAST)
@@ -172,7 +173,7 @@ def test_follow_exits_5_when_an_at_most_once_job_stalls(
 ) -> None:
     """Its own code: a stalled job may or may not have run, unlike a failed one."""
     job_id = client.jobs.create("charge-once", guarantee="at_most_once").id
-    [held] = client.jobs.claim(count=1, names=["charge-once"], lease_ms=1_000)
+    [held] = client.jobs.claim(count=1, names=["charge-once"], lease=1)
     assert held.guarantee == "at_most_once"
     eventually(lambda: client.jobs.get(job_id).status == "stalled")  # the clock, once the lease ends
     followed = emit_cmd(space, "jobs", "follow", job_id)

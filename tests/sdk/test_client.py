@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from datetime import timedelta
 
 import httpx
 import pytest
@@ -57,7 +58,7 @@ def test_errors_are_typed_and_carry_the_servers_message(dev: DevServer, client: 
     with pytest.raises(NotFound, match=UNKNOWN_ID):
         client.jobs.get(UNKNOWN_ID)
     with pytest.raises(InvalidArgument, match=r"timeoutMs: must be at least 1000") as invalid:
-        client.jobs.create("n", timeout_ms=5)
+        client.jobs.create("n", timeout=timedelta(milliseconds=5))
     assert (invalid.value.code, invalid.value.status) == ("InvalidArgument", 400)
 
     reader = client.tokens.create(["read"], spaces=[space], name="reader").secret
@@ -100,7 +101,7 @@ def test_cancel_answers_each_id_in_order(client: Emit) -> None:
 
 
 def test_follow_yields_the_job_as_it_changes_and_its_lines_until_it_finishes(client: Emit) -> None:
-    job_id = client.jobs.create("followed", timeout_ms=30_000).id
+    job_id = client.jobs.create("followed", timeout=30).id
     updates: list[Job | Line] = []
 
     def seen(percent: float | None) -> bool:
@@ -218,8 +219,8 @@ def test_a_create_that_never_left_is_sent_again_even_without_a_key(dev: DevServe
 
 def test_spaces_and_tokens(client: Emit, space: str) -> None:
     settings = client.spaces.update(max_attempts=7, webhook_secret="a-webhook-secret-1234")
-    assert settings["maxAttempts"] == 7 and settings["webhookSecret"] == {"set": True}
-    assert client.spaces.get()["maxAttempts"] == 7
+    assert settings.max_attempts == 7 and settings.webhook_secret_set
+    assert client.spaces.get().max_attempts == 7
     other = client.with_space(f"{space}-b")
     assert other.jobs.get(other.jobs.create("n").id).space == f"{space}-b"
 
@@ -244,7 +245,7 @@ def test_configuration_comes_from_the_environment(dev: DevServer, monkeypatch: p
 
 
 def test_get_shows_each_attempt(client: Emit) -> None:
-    job_id = client.jobs.create("flaky-report", max_attempts=3, backoff_ms=0).id
+    job_id = client.jobs.create("flaky-report", max_attempts=3, backoff=0).id
     [first] = client.jobs.claim(count=1, names=["flaky-report"])
     client.jobs.report([{"id": job_id, "attempt": first.attempt, "fail": {"error": "db timeout"}}])
     [second] = client.jobs.claim(count=1, names=["flaky-report"])

@@ -3,6 +3,8 @@ create, a name's policy read, changed, paused, resumed and reset, and diagnostic
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from emit import Emit, InvalidArgument, Rate
 
@@ -20,15 +22,18 @@ def test_priority_and_concurrency_key_are_sent_and_read_back(client: Emit) -> No
 def test_a_names_policy_is_read_changed_paused_resumed_and_reset(client: Emit) -> None:
     fresh = client.names.policy("mail")
     assert fresh.paused is False and fresh.per_key_concurrency == 1 and fresh.overridden == ()
-    changed = client.names.update("mail", concurrency=5, rate=Rate(10, 1_000), aging_interval_ms=None)
-    assert changed.concurrency == 5 and changed.rate == Rate(10, 1_000) and changed.aging_interval_ms is None
-    assert changed.overridden == ("concurrency", "rate", "aging_interval_ms")
+    changed = client.names.update(
+        "mail", concurrency=5, rate=Rate(10, timedelta(seconds=1)), aging_interval=None
+    )
+    assert changed.concurrency == 5 and changed.rate == Rate(10, timedelta(seconds=1))
+    assert changed.aging_interval is None
+    assert changed.overridden == ("concurrency", "rate", "aging_interval")
     job = client.jobs.create("mail")
     assert client.names.pause("mail").paused is True
     assert client.jobs.claim(count=1, names=["mail"]) == []
     waiting = client.jobs.get(job.id).waiting_on
     assert waiting is not None and waiting.reason == "paused"
-    assert client.names.resume("mail").overridden == ("concurrency", "rate", "paused", "aging_interval_ms")
+    assert client.names.resume("mail").overridden == ("concurrency", "rate", "paused", "aging_interval")
     assert [c.id for c in client.jobs.claim(count=1, names=["mail"])] == [job.id]
     reset = client.names.reset("mail")
     assert reset.overridden == () and reset.concurrency is None
@@ -42,7 +47,7 @@ def test_a_bad_field_is_refused(client: Emit) -> None:
 
 
 def test_diagnostics_show_each_names_pending_work(client: Emit) -> None:
-    client.jobs.create("reports", delay_ms=60_000)
+    client.jobs.create("reports", delay=timedelta(minutes=1))
     client.jobs.create("reports")
     client.names.pause("quiet")
     found = {n.name: n for n in client.diagnostics()}

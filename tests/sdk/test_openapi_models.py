@@ -15,7 +15,7 @@ from shared import openapi
 
 PAIRS = [  # SDK model, the document's schema (several for a union), and SDK fields named otherwise
     (models.Created, ["Created"], {}),
-    (models.Job, ["Job"], {}),
+    (models.Job, ["Job"], {"backoff": "backoff,backoffMs"}),  # one Backoff: its first wait and shape
     (models.Progress, ["Progress"], {}),
     (models.Line, ["Line"], {}),
     (models.Event, ["Event"], {"data": "event"}),
@@ -32,14 +32,19 @@ PAIRS = [  # SDK model, the document's schema (several for a union), and SDK fie
     (models.Fired, ["Fired"], {}),
     (schedules.Schedule, ["Schedule"], {}),
     (schedules.LastRun, ["LastRun"], {}),
-    (spaces.JobDefaults, ["JobDefaults"], {}),
+    (
+        spaces.SpaceSettings,
+        ["Space"],
+        {"backoff": "backoff,backoffMs", "webhook_secret_set": "webhookSecret"},
+    ),
+    (spaces.JobDefaults, ["JobDefaults"], {"backoff": "backoff,backoffMs"}),
     # Requests the SDK sends.
-    (models.NewJob, ["NewJob"], {}),
-    (models.Backoff, ["BackoffSpec"], {}),
+    (models.NewJob, ["NewJob"], {"backoff": "backoff,backoffMs"}),
+    (models.Backoff, ["BackoffSpec"], {"first": ""}),  # `first` is sent beside it, as `backoffMs`
     (models.Callback, ["CallbackSpec"], {}),
     (names.Rate, ["RateSpec"], {}),
-    (schedules.JobTemplate, ["JobTemplate"], {}),
-    (spaces.JobDefaults, ["JobDefaultsSpec"], {}),
+    (schedules.JobTemplate, ["JobTemplate"], {"backoff": "backoff,backoffMs"}),
+    (spaces.JobDefaults, ["JobDefaultsSpec"], {"backoff": "backoff,backoffMs"}),
 ]
 
 
@@ -52,15 +57,26 @@ def properties(*names: str) -> set[str]:
     return {p for name in names for p in schemas[name]["properties"]}
 
 
-def sdk_fields(model: type[Any], renamed: dict[str, str]) -> set[str]:
-    return {renamed.get(f.name, camel(f.name)) for f in dataclasses.fields(model) if f.name != "raw"}
+def sdk_fields(model: type[Any], renamed: dict[str, str], schemas: list[str]) -> set[str]:
+    """The SDK's fields under the API's names: a time the SDK holds as a `timedelta` or a
+    `datetime` (`timeout`, `run_at`) is the API's field in ms (`timeoutMs`, `runAtMs`)."""
+    known = properties(*schemas)
+    shown: set[str] = set()
+    for f in dataclasses.fields(model):
+        if f.name == "raw":
+            continue
+        name = renamed.get(f.name, camel(f.name))
+        for api in name.split(","):
+            if api:
+                shown.add(api if api in known or f"{api}Ms" not in known else f"{api}Ms")
+    return shown
 
 
 @pytest.mark.parametrize(("model", "schemas", "renamed"), PAIRS, ids=lambda p: getattr(p, "__name__", ""))
 def test_each_sdk_model_has_the_documents_fields(
     model: type[Any], schemas: list[str], renamed: dict[str, str]
 ) -> None:
-    assert sdk_fields(model, renamed) == properties(*schemas)
+    assert sdk_fields(model, renamed, schemas) == properties(*schemas)
 
 
 def test_a_minted_token_is_a_token_and_its_secret() -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import emit
 import httpx
+from emit.units import utc as at
 
 from tests.e2e.conftest import DevServer, free_port
 from tests.support import PATIENCE_S, eventually
@@ -82,6 +83,21 @@ def test_the_producer_and_worker_examples_take_a_job_to_completed(dev: DevServer
     assert job.progress == emit.Progress(50, "card accepted")
 
 
+def test_the_async_worker_example_serves_two_task_types_in_one_process(dev: DevServer) -> None:
+    env = {"EMIT_URL": dev.url, "EMIT_TOKEN": dev.token}
+    with emit.Emit(dev.url, dev.token, "billing") as client:
+        statement = client.jobs.create("render-statement", {"month": "2030-06"}).id
+        with started(example("async-worker"), env) as worker:
+            assert worker.stdout is not None
+            made = worker.stdout.readline().split()  # "created <id>", printed before it serves
+            assert made[0] == "created", made
+            done = eventually(lambda: all(client.jobs.get(i).finished for i in (made[1], statement)))
+            assert done
+        assert client.jobs.get(made[1]).result == {"sent": "inv_1042"}
+        assert client.jobs.get(statement).progress == emit.Progress(100, "rendered")
+    assert worker.returncode == 0  # SIGTERM: a clean shutdown
+
+
 def test_the_callback_receiver_example_accepts_only_signed_callbacks() -> None:
     port = free_port()
     script = example("receiver")
@@ -92,7 +108,7 @@ def test_the_callback_receiver_example_accepts_only_signed_callbacks() -> None:
         url = f"http://127.0.0.1:{port}/webhooks/emit"
         body = json.dumps({"jobId": "01M3QSMMXQ00ZSGYA6VWM3NGQA", "status": "completed", "result": {}})
         signed = {"Emit-Signature": emit.sign(secret, body), "Content-Type": "application/json"}
-        stale = {"Emit-Signature": emit.sign(secret, body, now_ms=int(time.time() * 1000) - 600_000)}
+        stale = {"Emit-Signature": emit.sign(secret, body, now=at(int(time.time() * 1000) - 600_000))}
 
         assert httpx.post(url, content=body, headers=signed).status_code == 204
         assert httpx.post(url, content=body.replace("completed", "failed"), headers=signed).status_code == 401

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
 from emit.errors import Unavailable
 from emit.held import HeldJob
-from emit.jobs import Jobs
 from emit.models import Outcome
 from emit.reporter import Hold, Reporter
 from emit.transport import Backoff
@@ -67,8 +66,13 @@ def hold(
     )
 
 
-async def direct(fn: Callable[[], list[Outcome]]) -> list[Outcome]:
-    return fn()
+def direct(jobs: ScriptedJobs) -> Callable[[list[dict[str, Any]]], Awaitable[list[Outcome]]]:
+    """The scripted jobs' `report`, answered on the loop at once."""
+
+    async def send(bodies: list[dict[str, Any]]) -> list[Outcome]:
+        return jobs.report(bodies)
+
+    return send
 
 
 async def until(check: Callable[[], object]) -> None:
@@ -90,7 +94,7 @@ def report(jobs: ScriptedJobs, *holds: Hold, end: dict[str, Any] | None = None) 
     """Run a reporter over `holds` until it has said everything (ending each with `end`)."""
 
     async def main() -> None:
-        reporter = Reporter(cast(Jobs, jobs), interval=0.01, io=direct, backoff=QUICK)
+        reporter = Reporter(direct(jobs), interval=0.01, backoff=QUICK)
         for h in holds:
             reporter.add(h)
             reporter.end(h, end or {"complete": {"result": "done"}})
@@ -136,7 +140,7 @@ def test_a_stale_or_finished_answer_makes_it_fall_silent_and_stop_the_handler() 
 
     async def main() -> None:
         jobs = ScriptedJobs(lambda batch: [rejected("STALE"), rejected("ALREADY_FINISHED")])
-        reporter = Reporter(cast(Jobs, jobs), interval=0.01, io=direct, backoff=QUICK)
+        reporter = Reporter(direct(jobs), interval=0.01, backoff=QUICK)
         task = asyncio.create_task(reporter.run())
         reporter.add(stale)
         reporter.add(finished)
@@ -179,7 +183,7 @@ def test_a_hold_is_renewed_at_half_its_lease_and_lost_when_renewals_fail_past_it
 
     async def main() -> None:
         renewed = ScriptedJobs()
-        reporter = Reporter(cast(Jobs, renewed), interval=1.0, io=direct, backoff=QUICK, clock=clock)
+        reporter = Reporter(direct(renewed), interval=1.0, backoff=QUICK, clock=clock)
         task = asyncio.create_task(reporter.run())
         h = hold(lost, lease=20.0, now=clock.monotonic())
         reporter.add(h)

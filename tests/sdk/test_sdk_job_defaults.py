@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from emit import Backoff, Emit, JobDefaults
 
 
@@ -9,10 +11,10 @@ def test_set_read_and_clear_a_names_defaults(client: Emit) -> None:
     wanted = JobDefaults(
         priority=5,
         max_attempts=9,
-        backoff=Backoff(kind="linear", max_ms=4_000),
+        backoff=Backoff(kind="linear", max=timedelta(seconds=4)),
         guarantee="at_most_once",
         concurrency_key="smtp",
-        delay_ms=0,
+        delay=0,
     )
     assert client.spaces.set_job_defaults("mail", wanted) == wanted
     assert client.spaces.job_defaults() == {"mail": wanted}
@@ -36,5 +38,6 @@ def test_update_sends_values_with_a_to_api_as_that(client: Emit) -> None:
     settings = client.spaces.update(
         backoff=Backoff(kind="constant"), job_defaults={"a": JobDefaults(priority=2)}
     )
-    assert settings["backoff"]["kind"] == "constant"
-    assert settings["jobDefaults"] == {"a": {"priority": 2}}
+    assert settings.backoff.kind == "constant"
+    assert settings.job_defaults == {"a": JobDefaults(priority=2)}
+    assert settings.raw["jobDefaults"] == {"a": {"priority": 2}}

@@ -87,7 +87,7 @@ def test_put_answers_the_schedule_with_its_times_as_utc_datetimes(client: Emit, 
         backoff=Backoff(kind="linear"),
         priority=5,
         guarantee="at_most_once",
-        expires_in_ms=60_000,
+        expires_in=timedelta(minutes=1),
     )
     before = now_ms()
     hour = away("Europe/Paris")

@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 from emit import Callback, Emit, sign, verify_signature
+from emit.units import utc as at
 
 from tests.support import eventually
 
@@ -44,29 +45,29 @@ def contract_signature(secret: str, t: int, body: bytes) -> str:
 def assert_verifies(secret: str, header: str, body: bytes, *, received_ms: int) -> None:
     """A genuine callback, received at `received_ms`: accepted as is, refused when altered."""
     t = int(header.removeprefix("t=").partition(",")[0])
-    assert verify_signature(secret, header, body, now_ms=received_ms)
-    assert verify_signature(secret, header, body.decode(), now_ms=received_ms)  # str bodies too
-    assert not verify_signature(secret, header, body + b" ", now_ms=received_ms)
-    assert not verify_signature(secret, header, body.replace(b"completed", b"failed"), now_ms=received_ms)
-    assert not verify_signature(secret + "x", header, body, now_ms=received_ms)
-    assert not verify_signature(secret, header, body, now_ms=t + 300_001)  # replayed too late
-    assert not verify_signature(secret, header, body, tolerance=60, now_ms=t + 60_001)
+    assert verify_signature(secret, header, body, now=at(received_ms))
+    assert verify_signature(secret, header, body.decode(), now=at(received_ms))  # str bodies too
+    assert not verify_signature(secret, header, body + b" ", now=at(received_ms))
+    assert not verify_signature(secret, header, body.replace(b"completed", b"failed"), now=at(received_ms))
+    assert not verify_signature(secret + "x", header, body, now=at(received_ms))
+    assert not verify_signature(secret, header, body, now=at(t + 300_001))  # replayed too late
+    assert not verify_signature(secret, header, body, tolerance=60, now=at(t + 60_001))
 
 
 def test_a_callback_signed_as_the_contract_says_verifies() -> None:
     header = contract_signature(SECRET, NOW_MS, BODY)
     assert_verifies(SECRET, header, BODY, received_ms=NOW_MS + 1_500)
-    assert verify_signature(SECRET, header, BODY, now_ms=NOW_MS + 300_000)  # the edge of five minutes
+    assert verify_signature(SECRET, header, BODY, now=at(NOW_MS + 300_000))  # the edge of five minutes
 
 
 def test_sign_makes_the_header_the_contract_describes() -> None:
-    assert sign(SECRET, BODY, now_ms=NOW_MS) == contract_signature(SECRET, NOW_MS, BODY)
+    assert sign(SECRET, BODY, now=at(NOW_MS)) == contract_signature(SECRET, NOW_MS, BODY)
     assert verify_signature(SECRET, sign(SECRET, BODY), BODY)  # against the real clock
 
 
 def test_a_signature_from_the_future_beyond_the_tolerance_is_refused() -> None:
     header = contract_signature(SECRET, NOW_MS + 301_000, BODY)
-    assert not verify_signature(SECRET, header, BODY, now_ms=NOW_MS)
+    assert not verify_signature(SECRET, header, BODY, now=at(NOW_MS))
 
 
 @pytest.mark.parametrize(
@@ -83,17 +84,17 @@ def test_a_signature_from_the_future_beyond_the_tolerance_is_refused() -> None:
     ],
 )
 def test_a_missing_or_malformed_header_is_refused_without_raising(header: str | None) -> None:
-    assert not verify_signature(SECRET, header, BODY, now_ms=NOW_MS)
+    assert not verify_signature(SECRET, header, BODY, now=at(NOW_MS))
 
 
 def test_any_of_several_v1_signatures_may_match_and_other_schemes_are_ignored() -> None:
     good = contract_signature(SECRET, NOW_MS, BODY).split("v1=")[1]
     header = f"t={NOW_MS}, v0=ignored, v1={'0' * 64}, v1={good.upper()}"
-    assert verify_signature(SECRET, header, BODY, now_ms=NOW_MS)
+    assert verify_signature(SECRET, header, BODY, now=at(NOW_MS))
 
 
 def test_an_empty_secret_never_verifies() -> None:
-    assert not verify_signature("", contract_signature("", NOW_MS, BODY), BODY, now_ms=NOW_MS)
+    assert not verify_signature("", contract_signature("", NOW_MS, BODY), BODY, now=at(NOW_MS))
 
 
 def test_a_real_callback_from_emit_dev_verifies(client: Emit) -> None:

@@ -14,6 +14,7 @@ import json
 import socket
 import threading
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -177,7 +178,7 @@ def test_a_job_that_becomes_claimable_soon_after_the_worker_listens_is_claimed(
     """Its change came before anyone listened, so nobody was hinted when its delay ended: the
     worker's claims soon after it first listens find it."""
     monkeypatch.setattr(wake, "SOON_AFTER_LISTENING_S", (0.5, 1.0, 2.0, 4.0, 8.0))
-    job = client.jobs.create("w", delay_ms=2_000).id
+    job = client.jobs.create("w", delay=timedelta(seconds=2)).id
     done: list[str] = []
     worker = worker_for(client, done)
     with running(worker):

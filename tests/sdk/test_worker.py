@@ -6,6 +6,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import emit
@@ -86,7 +87,7 @@ def test_progress_lines_and_events_show_through_get_lines_and_events(client: Emi
 
 
 def test_an_exception_fails_the_attempt_with_its_message(client: Emit) -> None:
-    job_id = client.jobs.create("flaky", max_attempts=3, backoff_ms=60_000).id
+    job_id = client.jobs.create("flaky", max_attempts=3, backoff=timedelta(minutes=1)).id
 
     @client.worker(names=["flaky"], **FAST)
     def handle(job: HeldJob[Any]) -> None:
@@ -110,14 +111,14 @@ def test_unrecoverable_fails_the_job_for_good(client: Emit) -> None:
 
 
 def test_retry_after_waits_as_long_as_it_says_before_the_next_attempt(client: Emit) -> None:
-    job_id = client.jobs.create("rate-limited", max_attempts=3, backoff_ms=0).id
+    job_id = client.jobs.create("rate-limited", max_attempts=3, backoff=0).id
     attempts: list[tuple[int, float]] = []
 
     @client.worker(names=["rate-limited"], **FAST)
     def handle(job: HeldJob[Any]) -> str:
         attempts.append((job.attempt, time.monotonic()))
         if job.attempt == 1:
-            raise emit.RetryAfter("rate limited by the provider", 1.0)
+            raise emit.RetryAfter("rate limited by the provider", after=timedelta(seconds=1))
         return "charged"
 
     with running(handle):
@@ -152,7 +153,7 @@ def test_a_handler_running_three_lease_lengths_keeps_its_attempt_through_renewal
 ) -> None:
     clock, recording = HandClock(), Recording()
     client = Emit(dev.url, dev.token, space, http_transport=recording, clock=clock)
-    job_id = client.jobs.create("slow", timeout_ms=60_000, max_attempts=1).id
+    job_id = client.jobs.create("slow", timeout=timedelta(minutes=1), max_attempts=1).id
     started, finish = threading.Event(), threading.Event()
     told_to_stop: list[bool] = []
 
@@ -184,7 +185,7 @@ def test_cancelling_a_running_job_stops_its_handler_at_its_next_renewal_and_drop
 ) -> None:
     clock, recording = HandClock(), Recording()
     client = Emit(dev.url, dev.token, space, http_transport=recording, clock=clock)
-    job_id = client.jobs.create("long", timeout_ms=60_000).id  # renewed every 30 s
+    job_id = client.jobs.create("long", timeout=timedelta(minutes=1)).id  # renewed every 30 s
     started = threading.Event()
     stopped: list[str | None] = []
 
@@ -218,7 +219,7 @@ def test_cancelling_a_running_job_stops_its_handler_at_its_next_renewal_and_drop
 def test_an_async_handler_is_cancelled_when_its_job_is(dev: DevServer, space: str) -> None:
     clock = HandClock()
     client = Emit(dev.url, dev.token, space, clock=clock)
-    job_id = client.jobs.create("long", timeout_ms=60_000).id
+    job_id = client.jobs.create("long", timeout=60).id
     started = threading.Event()
     cancelled: list[bool] = []
 
