@@ -1,8 +1,9 @@
 """The table's stream: a callback when a job finishes; cleanup when retention removes one.
 
-Records are applied one by one with Powertools' batch processor, which reports the
-first failed record so Lambda retries from there (bisecting, then the dead-letter
-queue); the callbacks made due are then handed to their sender
+A batch is counted whole first (`shared.counts`); then its records' effects are applied
+one by one with Powertools' batch processor, which reports the first failed record so
+Lambda retries from there (then the dead-letter queue), with a mark that the rest is
+counted; the callbacks made due are then handed to their sender
 (`functions/callback_sender.py`), never sent here.
 """
 
@@ -17,8 +18,6 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 from shared.callbacks import Due
 from shared.observability import logger, metrics, tracer
 from shared.runtime import runtime
-from shared.store.port import Counted
-from shared.stream import before_failure
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 
@@ -29,19 +28,23 @@ processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     stream = runtime().stream
     runtime().wake.new_batch()  # issue 19: what wake learns of listeners holds for this batch only
+    records: list[dict[str, Any]] = event["Records"]
+    # Counted first, whole: a record whose effects keep failing still counts, once.
+    counted = [stream.counted(r) for r in records]
+    tally = stream.count(counted)
     due: list[Due] = []
-    counted: dict[str, Counted] = {}
 
     def apply(record: DynamoDBRecord) -> None:
-        found, tally = stream.apply(record.raw_event)
+        found = stream.record(record.raw_event)
         if found is not None:
             due.append(found)
-        counted[_sequence(record.raw_event)] = tally
 
     answer = process_partial_response(event=event, record_handler=apply, processor=processor, context=context)
     stream.deliver(due)
     failed = {str(f["itemIdentifier"]) for f in answer.get("batchItemFailures", [])}
-    tally = stream.count(before_failure([_sequence(r) for r in event["Records"]], counted, failed))
+    first = next((i for i, r in enumerate(records) if _sequence(r) in failed), None)
+    if first is not None:
+        stream.retried_from(counted, counted[first].record_id)
     # Each record once (the counts' marks): a job's end is counted here, its create and
     # claim by the requests that made them. Only what happened: a metric is billed by the hour.
     for metric, n in (

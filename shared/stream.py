@@ -18,6 +18,7 @@ from shared.callbacks import Due, Outbox
 from shared.clock import Clock
 from shared.counts import tally_of, waits_of
 from shared.jobs.notify import Notifier
+from shared.observability import logger
 from shared.recount import Recount
 from shared.spaces import SpaceSettings
 from shared.store.port import (
@@ -73,21 +74,29 @@ class StreamProcessor:
         """Recounts that heal the counts should a batch be lost (`shared.recount`)."""
 
     def apply(self, record: Mapping[str, Any]) -> tuple[Due | None, Counted]:
-        """Apply one record (`record`), parsed once: the delivery it made due, and what it
-        counts for (`shared.counts`; nothing for any but a job's). A record that fails here
-        raises before it is counted."""
+        """Apply one record: the delivery it made due, and what it counts for."""
+        return self.record(record), self.counted(record)
+
+    def counted(self, record: Mapping[str, Any]) -> Counted:
+        """What one record counts for (`shared.counts`; nothing for any but a job's), read
+        from the record alone: counted before its effects are applied, so a record whose
+        effects keep failing (and end in the dead-letter queue) still counts."""
         record_id = str(record.get("eventID") or (record.get("dynamodb") or {}).get("SequenceNumber"))
-        change = JobChange.of(record)
+        try:
+            change = JobChange.of(record)
+        except Exception:
+            logger.exception(
+                "a stream record that cannot be read is not counted", extra={"record": record_id}
+            )
+            return Counted(record_id)
         if change is None:
-            return None, Counted(record_id)
-        due = self.changed(change)
+            return Counted(record_id)
         tally, waits = tally_of(change), waits_of(change)
         watched = bool(waits) and change.name in self.settings.get(change.space).metrics
-        return due, Counted(record_id, change.space, change.name, tally, waits, watched)
+        return Counted(record_id, change.space, change.name, tally, waits, watched)
 
     def count(self, records: list[Counted]) -> Tally:
-        """Count a batch's records, up to its first failure, once each (`shared.store.tallies`):
-        what was counted now."""
+        """Count a batch's records once each (`shared.store.tallies`): what was counted now."""
         if self.tallies is None or not records:
             return Tally()
         spaces = {r.space for r in records if r.tally}
@@ -105,9 +114,16 @@ class StreamProcessor:
                 self.recount.counted(space)
         return counted
 
+    def retried_from(self, records: list[Counted], first_failed: str) -> None:
+        """Lambda sends the batch again from the record `first_failed` (the first its effects
+        failed at): mark that what follows is counted, so the retry does not count it again."""
+        if self.tallies is not None and records:
+            self.tallies.mark(first_failed, records[-1].record_id, self.clock.now_ms())
+
     def record(self, record: Mapping[str, Any]) -> Due | None:
-        """Apply one record; answers the delivery it made due, with the finished job."""
-        return self.apply(record)[0]
+        """Apply one record's effects; answers the delivery it made due, with the finished job."""
+        change = JobChange.of(record)
+        return None if change is None else self.changed(change)
 
     def changed(self, change: JobChange) -> Due | None:
         """Apply one job's change; answers the delivery it made due, with the finished job."""
@@ -162,14 +178,3 @@ class StreamProcessor:
         fails there waits for the clock."""
         once = {(target[0], target[1]): target for target in due}  # a record seen twice: one try
         self.outbox.submit(list(once.values()))
-
-
-def before_failure(order: list[str], counted: dict[str, Counted], failed: set[str]) -> list[Counted]:
-    """What a batch's records (their sequence numbers in `order`) count for, up to the first
-    that failed: Lambda sends the batch again from that record, so the rest is counted then."""
-    done: list[Counted] = []
-    for sequence in order:
-        if sequence in failed or sequence not in counted:
-            break
-        done.append(counted[sequence])
-    return done

@@ -557,8 +557,11 @@ class TallyStorePort(Protocol):
     """Counts kept from the stream (`shared.store.tallies`), as the stream and the reads ask."""
 
     def count(self, records: list[Counted], now_ms: int) -> Tally:
-        """Count a batch's records (in order, up to its first failure) once each: what was
-        counted now."""
+        """Count a batch's records (in order) once each: what was counted now."""
+        ...
+
+    def mark(self, first_id: str, last_id: str, now_ms: int) -> None:
+        """Mark the records from `first_id` to `last_id` counted (where a retry will start)."""
         ...
 
     def names(self, space: str, names: Iterable[str]) -> dict[str, Gauges]:

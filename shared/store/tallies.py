@@ -4,11 +4,12 @@
 The stream's records are counted once each though AWS delivers a batch more than once:
 a batch's counts go in one transaction with a mark (`TALLIED#{first record's id}`, kept
 a day: the stream's retention) naming the last record they cover. A batch delivered
-again finds its mark and counts only the records after the one it names; a batch cut
-short at a record that failed counts the records before it, and its retry, which starts
-at that record, makes a mark of its own. (Lambda's bisection of a failed batch would
-start a retry at a record no mark names, so the stream's trigger does not bisect:
-failed records are reported one by one instead, `infra.constructs.triggers`.)
+again finds its mark and counts only the records after the one it names. A batch is
+counted whole before any record's effects are applied; one whose effects failed at a
+record is sent again from that record, so a second mark goes there, naming the batch's
+last record (`mark`), and the retry counts only what came after. (Lambda's bisection of a
+failed batch would start a retry at a record no mark names, so the stream's trigger does
+not bisect: failed records are reported one by one instead, `infra.constructs.triggers`.)
 
 Keys, and why none is hot:
 
@@ -30,6 +31,7 @@ the name's ceiling as above).
 
 from __future__ import annotations
 
+import contextlib
 import time
 import zlib
 from collections.abc import Iterable, Sequence
@@ -37,7 +39,7 @@ from dataclasses import dataclass, field, fields
 
 from shared import limits
 from shared.store import backlog, keys
-from shared.store.dynamo import Dynamo, Item, TransactionConflict, serialize, values
+from shared.store.dynamo import ConditionFailed, Dynamo, Item, TransactionConflict, serialize, values
 
 MAX_ACTIONS = 100
 """DynamoDB's limit on one transaction's items: a batch touching more goes in several."""
@@ -123,7 +125,7 @@ class TallyStore:
     # -- counting ------------------------------------------------------------
 
     def count(self, records: Sequence[Counted], now_ms: int) -> Tally:
-        """Count `records` (a batch's, in its order, up to its first failure) once each:
+        """Count `records` (a batch's, in its order) once each:
         what was counted now (not what a mark showed counted before)."""
         counted, i = Tally(), 0
         while i < len(records):
@@ -175,6 +177,19 @@ class TallyStore:
                     return str((first.get("item") or {}).get("last", chunk[-1].record_id))
                 time.sleep(min(0.02 * 2**attempt, 0.5))  # another batch's transaction on the same items
         raise RuntimeError("the counts' transaction stayed contended; the batch is retried")
+
+    def mark(self, first_id: str, last_id: str, now_ms: int) -> None:
+        """Mark records from `first_id` to `last_id` counted: where a retry will start (the
+        record a batch failed at), so it counts only what follows `last_id`. A mark there
+        already (the start of a chunk) covers it as well."""
+        mark = {
+            "pk": f"{keys.TALLIED_PREFIX}{first_id}",
+            "sk": "-",
+            "last": last_id,
+            "ttl": now_ms // 1000 + MARK_TTL_S,
+        }
+        with contextlib.suppress(ConditionFailed):
+            self.db.put(mark, condition="attribute_not_exists(pk)")
 
     # -- reading -------------------------------------------------------------
 
