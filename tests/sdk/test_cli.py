@@ -129,7 +129,7 @@ def test_follow_shows_progress_and_lines_and_exits_0_when_the_job_completes(
     dev: DevServer, client: Emit, space: str
 ) -> None:
     job_id = client.jobs.create("charge-invoice", {"invoiceId": "inv_9"}).id
-    follow = Followed(dev, space, job_id, "--interval", "0.1")
+    follow = Followed(dev, space, job_id, "--interval", "100ms")
 
     @client.worker(names=["charge-invoice"], **FAST)
     def charge(job: HeldJob[dict[str, str]]) -> dict[str, str]:
@@ -162,7 +162,7 @@ def test_follow_exits_3_when_the_job_fails_and_4_when_it_is_cancelled(
         raise emit.Unrecoverable("card declined")
 
     with running(charge):
-        followed = emit_cmd(space, "jobs", "follow", failing, "--interval", "0.1")
+        followed = emit_cmd(space, "jobs", "follow", failing, "--interval", "100ms")
     assert followed.returncode == 3
     assert "failed: card declined" in followed.stdout
     assert emit_cmd(space, "jobs", "follow", cancelled).returncode == 4
@@ -249,11 +249,11 @@ def test_names_policy_set_pause_resume_reset_and_diagnostics(
 
     shown = emit_cmd(space, "names", "policy", "mail")
     assert shown.returncode == 0 and "paused" in shown.stdout and "space default" in shown.stdout
-    changed = emit_cmd(space, "names", "set", "mail", "--concurrency", "3", "--rate", "10/1000", "--json")
+    changed = emit_cmd(space, "names", "set", "mail", "--concurrency", "3", "--rate", "10/1s", "--json")
     assert changed.returncode == 0, changed.stderr
     assert json.loads(changed.stdout)["rate"] == {"tokens": 10, "intervalMs": 1000}
     unlimited = emit_cmd(
-        space, "names", "set", "mail", "--concurrency", "none", "--aging-interval-ms", "none", "--json"
+        space, "names", "set", "mail", "--concurrency", "none", "--aging-interval", "none", "--json"
     )
     policy = json.loads(unlimited.stdout)
     assert policy["concurrency"] is None and policy["agingIntervalMs"] is None
