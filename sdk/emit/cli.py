@@ -184,14 +184,14 @@ def jobs_create(args: argparse.Namespace) -> int:
             expires_in=args.expires_in,
         )
     _print(args, created.raw, lambda: print(f"{created.id} {created.outcome}"))
-    return 0
+    return EXIT_OK
 
 
 def jobs_get(args: argparse.Namespace) -> int:
     with _client(args) as client:
         job = client.jobs.get(args.id)
     _print(args, job.raw, lambda: job_details(job, sys.stdout, _style(args)))
-    return 0
+    return EXIT_OK
 
 
 def jobs_list(args: argparse.Namespace) -> int:
@@ -239,7 +239,7 @@ def jobs_cancel(args: argparse.Namespace) -> int:
         for job_id, o in zip(args.ids, outcomes, strict=True)
     ]
     _print(args, [o.raw for o in outcomes], lambda: table(rows, sys.stdout, _style(args)))
-    return 0 if all(o.rejection is None for o in outcomes) else EXIT_ERROR
+    return EXIT_OK if all(o.rejection is None for o in outcomes) else EXIT_ERROR
 
 
 def jobs_retry(args: argparse.Namespace) -> int:
@@ -256,7 +256,7 @@ def jobs_retry(args: argparse.Namespace) -> int:
         for job_id, o in zip(args.ids, outcomes, strict=True)
     ]
     _print(args, [o.raw for o in outcomes], lambda: table(rows, sys.stdout, _style(args)))
-    return 0 if all(o.rejection is None for o in outcomes) else EXIT_ERROR
+    return EXIT_OK if all(o.rejection is None for o in outcomes) else EXIT_ERROR
 
 
 def jobs_follow(args: argparse.Namespace) -> int:
@@ -278,7 +278,7 @@ def jobs_follow(args: argparse.Namespace) -> int:
 
 def _show_policy(args: argparse.Namespace, policy: Policy) -> int:
     _print(args, policy.raw, lambda: policy_details(policy, sys.stdout, _style(args)))
-    return 0
+    return EXIT_OK
 
 
 def names_policy(args: argparse.Namespace) -> int:
@@ -316,7 +316,7 @@ def names_diagnostics(args: argparse.Namespace) -> int:
     with _client(args) as client:
         names = client.diagnostics()
     _print(args, [n.raw for n in names], lambda: table(diagnostics_rows(names), sys.stdout, _style(args)))
-    return 0
+    return EXIT_OK
 
 
 _UNSET = object()
@@ -324,7 +324,7 @@ _UNSET = object()
 
 def _show_schedule(args: argparse.Namespace, schedule: Schedule) -> int:
     _print(args, schedule.raw, lambda: schedule_details(schedule, sys.stdout, _style(args)))
-    return 0
+    return EXIT_OK
 
 
 def _job_template(args: argparse.Namespace) -> JobTemplate | None:
@@ -392,21 +392,21 @@ def schedules_list(args: argparse.Namespace) -> int:
     with _client(args) as client:
         found = list(client.schedules.list(limit=args.limit))
     _print(args, [s.raw for s in found], lambda: table(schedule_rows(found), sys.stdout, _style(args)))
-    return 0
+    return EXIT_OK
 
 
 def schedules_trigger(args: argparse.Namespace) -> int:
     with _client(args, room_wait=args.room_wait) as client:
         created = client.schedules.trigger(args.id, key=args.key)
     _print(args, created.raw, lambda: print(f"{created.id} {created.outcome}"))
-    return 0
+    return EXIT_OK
 
 
 def schedules_delete(args: argparse.Namespace) -> int:
     with _client(args) as client:
         client.schedules.delete(args.id)
     _print(args, {"id": args.id, "deleted": True}, lambda: print(f"deleted {args.id}"))
-    return 0
+    return EXIT_OK
 
 
 def spaces_list(args: argparse.Namespace) -> int:
@@ -418,7 +418,7 @@ def spaces_list(args: argparse.Namespace) -> int:
         [{"name": s.name, "inFlight": s.in_flight} for s in spaces],
         lambda: table(rows, sys.stdout, _style(args)),
     )
-    return 0
+    return EXIT_OK
 
 
 def tokens_create(args: argparse.Namespace) -> int:
@@ -435,21 +435,21 @@ def tokens_create(args: argparse.Namespace) -> int:
         )
 
     _print(args, token.raw, human)
-    return 0
+    return EXIT_OK
 
 
 def tokens_list(args: argparse.Namespace) -> int:
     with _client(args, in_space=False) as client:
         tokens = client.tokens.list()
     _print(args, [t.raw for t in tokens], lambda: table(token_rows(tokens), sys.stdout, _style(args)))
-    return 0
+    return EXIT_OK
 
 
 def tokens_revoke(args: argparse.Namespace) -> int:
     with _client(args, in_space=False) as client:
         client.tokens.revoke(args.id)
     _print(args, {"id": args.id, "revoked": True}, lambda: print(f"revoked {args.id}"))
-    return 0
+    return EXIT_OK
 
 
 # -- output ---------------------------------------------------------------------------
