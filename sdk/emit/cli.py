@@ -46,6 +46,7 @@ from emit.models import Callback, Job, Line
 from emit.names import Policy
 from emit.schedules import JobTemplate, Schedule
 from emit.transport import VERSION
+from emit.units import Duration
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -142,7 +143,7 @@ def _dev(argv: list[str]) -> int:
 # -- the commands ---------------------------------------------------------------------
 
 
-def _client(args: argparse.Namespace, *, in_space: bool = True, room_wait: Any = 60.0) -> Emit:
+def _client(args: argparse.Namespace, *, in_space: bool = True, room_wait: Duration = 60.0) -> Emit:
     url = _setting(args.url, "EMIT_URL", "--url", "no URL", " (`emit dev`: http://127.0.0.1:8787)")
     token = _setting(args.token, "EMIT_TOKEN", "--token", "no token")
     space = _setting(args.space, "EMIT_SPACE", "--space", "no space") if in_space else None

@@ -325,7 +325,7 @@ def _limit(value: int | None) -> str:
 
 
 def _rate(rate: Rate | None) -> str:
-    return "no limit" if rate is None else f"{rate.tokens} per {_ms(rate.interval)} ms"
+    return "no limit" if rate is None else f"{rate.tokens} per {span(_ms(rate.interval))}"
 
 
 def _ms(span: timedelta) -> int:
@@ -341,7 +341,7 @@ def policy_details(policy: Policy, out: TextIO, style: Style = PLAIN) -> None:
         ("rate", "rate", _rate(policy.rate)),
         ("per-key concurrency", "per_key_concurrency", _limit(policy.per_key_concurrency)),
         ("per-key rate", "per_key_rate", _rate(policy.per_key_rate)),
-        ("aging interval", "aging_interval", "strict priority" if aging is None else f"{aging} ms"),
+        ("aging interval", "aging_interval", "strict priority" if aging is None else span(aging)),
     ]
     rows = [("name", policy.name, "")]
     rows += [
