@@ -6,9 +6,11 @@ service installed beside it (`pip install "emit-service[local]"` from the same c
 `make dev` in the repository).
 
 Every command takes `--url`, `--token` (and for jobs, names and schedules `--space`), defaulting to
-`EMIT_URL`, `EMIT_TOKEN` and `EMIT_SPACE`, and `--json` to print the API's JSON for
-scripts. Exit status: 0 done, 1 emit refused or could not be reached, 2 a usage error;
-`emit jobs follow` exits 3 when the job failed and 4 when it was cancelled.
+`EMIT_URL`, `EMIT_TOKEN` and `EMIT_SPACE`, `--json` to print the API's JSON for scripts, and
+`--color`/`--no-color` (colour is on only on a terminal, without `NO_COLOR`, and never with
+`--json`). Durations take a unit (`500ms`, `10s`, `5m`, `2h`, `1d`), instants ISO 8601 with a
+timezone or `+10m` from now (`emit.cli_types`). Exit statuses: `EXIT_CODES`, which `--help`
+lists whole.
 """
 
 from __future__ import annotations
@@ -16,14 +18,20 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import sys
+import textwrap
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
+from emit import cli_types
+from emit.calls import Call
 from emit.client import Emit
 from emit.display import (
     FollowView,
+    Style,
+    colour_wanted,
     diagnostics_rows,
     job_details,
     job_rows,
@@ -35,15 +43,55 @@ from emit.display import (
 )
 from emit.errors import EmitError
 from emit.models import Callback, Job, Line
-from emit.names import Policy, Rate
+from emit.names import Policy
 from emit.schedules import JobTemplate, Schedule
+from emit.transport import VERSION
+from emit.units import Duration
 
+EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_FAILED = 3
 EXIT_CANCELLED = 4
 EXIT_STALLED = 5
 """An at-most-once job whose lease ended without a report: it may or may not have run."""
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "done (`jobs follow`: the job completed)",
+    EXIT_ERROR: "emit refused the call or could not be reached (`jobs cancel`/`retry`: one id was refused)",
+    EXIT_USAGE: "a usage error: a bad flag or value, or no URL, token or space "
+    "(--url/EMIT_URL, --token/EMIT_TOKEN, --space/EMIT_SPACE); `emit dev` without the service installed",
+    EXIT_FAILED: "`jobs follow`: the job failed",
+    EXIT_CANCELLED: "`jobs follow`: the job was cancelled (or expired)",
+    EXIT_STALLED: "`jobs follow`: an at-most-once job stalled (it may or may not have run)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
+"""Every status the command exits with (but `emit dev`'s own, see `emit dev --help`)."""
+
+FINISHED_EXIT = {
+    "completed": EXIT_OK,
+    "failed": EXIT_FAILED,
+    "cancelled": EXIT_CANCELLED,
+    "stalled": EXIT_STALLED,
+}
+"""How `jobs follow` exits, by the job's final status."""
+
+_REMOVED_FLAGS = {
+    "--delay-ms": "--delay 10s",
+    "--run-at-ms": "--run-at 2026-12-02T17:00:00+01:00 (or +10m)",
+    "--timeout-ms": "--timeout 5m",
+    "--backoff-ms": "--backoff 30s",
+    "--expires-in-ms": "--expires-in 1h",
+    "--expires-at-ms": "--expires-at 2026-12-02T17:00:00Z (or +1h)",
+    "--aging-interval-ms": "--aging-interval 30s",
+}
+"""The flags in ms before durations took units: named in the error, to say what replaced them."""
+
+
+class NotConfigured(ValueError):
+    """No URL, token or space, from the flags or the environment."""
+
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -52,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["dev"]:
         return _dev(argv[1:])
+    removed = _removed_flag(argv)
+    if removed:
+        print(f"emit: {removed}", file=sys.stderr)
+        return EXIT_USAGE
     args = _parser().parse_args(argv)
     try:
         command: Command = args.command
@@ -63,7 +115,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"emit: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
+
+
+def _removed_flag(argv: list[str]) -> str | None:
+    for arg in argv:
+        flag = arg.partition("=")[0]
+        if flag in _REMOVED_FLAGS:
+            return f"{flag} is gone: durations and times take units now, e.g. {_REMOVED_FLAGS[flag]}"
+    return None
 
 
 def _dev(argv: list[str]) -> int:
@@ -76,15 +136,29 @@ def _dev(argv: list[str]) -> int:
             "or run `make dev` there.",
             file=sys.stderr,
         )
-        return 2
+        return EXIT_USAGE
     return dev_main(argv)
 
 
 # -- the commands ---------------------------------------------------------------------
 
 
-def _client(args: argparse.Namespace, *, in_space: bool = True, room_wait: float = 60.0) -> Emit:
-    return Emit(args.url, args.token, args.space if in_space else None, room_wait=room_wait)
+def _client(args: argparse.Namespace, *, in_space: bool = True, room_wait: Duration = 60.0) -> Emit:
+    url = _setting(args.url, "EMIT_URL", "--url", "no URL", " (`emit dev`: http://127.0.0.1:8787)")
+    token = _setting(args.token, "EMIT_TOKEN", "--token", "no token")
+    space = _setting(args.space, "EMIT_SPACE", "--space", "no space") if in_space else None
+    return Emit(url, token, space, room_wait=room_wait)
+
+
+def _setting(given: str | None, variable: str, flag: str, missing: str, hint: str = "") -> str:
+    value = given or os.environ.get(variable)
+    if not value:
+        raise NotConfigured(f"{missing}: give {flag} or set {variable}{hint}")
+    return value
+
+
+def _style(args: argparse.Namespace) -> Style:
+    return Style(colour_wanted(sys.stdout, json_output=args.json, forced=args.color))
 
 
 def jobs_create(args: argparse.Namespace) -> int:
@@ -99,49 +173,65 @@ def jobs_create(args: argparse.Namespace) -> int:
             args.name,
             payload,
             key=args.key,
-            delay=_ms(args.delay_ms),
-            run_at=_at_ms(args.run_at_ms),
+            delay=args.delay,
+            run_at=args.run_at,
             max_attempts=args.max_attempts,
-            timeout=_ms(args.timeout_ms),
-            backoff=_ms(args.backoff_ms),
+            timeout=args.timeout,
+            backoff=args.backoff,
             callback=callback,
             priority=args.priority,
             concurrency_key=args.concurrency_key,
-            expires_at=_at_ms(args.expires_at_ms),
-            expires_in=_ms(args.expires_in_ms),
+            expires_at=args.expires_at,
+            expires_in=args.expires_in,
         )
     _print(args, created.raw, lambda: print(f"{created.id} {created.outcome}"))
-    return 0
-
-
-def _ms(value: int | None) -> timedelta | None:
-    """A flag in ms (the API's unit, which the flags keep) as the SDK takes a duration."""
-    return None if value is None else timedelta(milliseconds=value)
-
-
-def _at_ms(value: int | None) -> datetime | None:
-    """A flag in Unix ms as the SDK takes an instant."""
-    return None if value is None else datetime.fromtimestamp(value / 1000, UTC)
+    return EXIT_OK
 
 
 def jobs_get(args: argparse.Namespace) -> int:
     with _client(args) as client:
         job = client.jobs.get(args.id)
-    _print(args, job.raw, lambda: job_details(job, sys.stdout))
-    return 0
+    _print(args, job.raw, lambda: job_details(job, sys.stdout, _style(args)))
+    return EXIT_OK
 
 
 def jobs_list(args: argparse.Namespace) -> int:
+    """A page (`--limit`, from `--cursor`), its next cursor on stderr; `--all` every page."""
+    size = args.limit or (100 if args.all else 20)
+    jobs: list[Job] = []
+    cursor = args.cursor
     with _client(args) as client:
-        jobs = list(client.jobs.list(status=args.status, name=args.name, limit=args.limit))
-    _print(args, [j.raw for j in jobs], lambda: table(job_rows(jobs), sys.stdout))
-    return 0
+        while True:
+            page, cursor = _job_page(client, args, size, cursor)
+            jobs += page
+            if not args.all or cursor is None or not page:
+                break
+    _print(args, [j.raw for j in jobs], lambda: table(job_rows(jobs), sys.stdout, _style(args)))
+    if cursor is not None and not args.all:
+        print(f"more: emit jobs list --cursor {cursor} (with the same filters)", file=sys.stderr)
+    return EXIT_OK
+
+
+def _job_page(
+    client: Emit, args: argparse.Namespace, size: int, cursor: str | None
+) -> tuple[list[Job], str | None]:
+    """One page of `GET .../jobs` and its next cursor (the SDK's `jobs.list` follows them itself)."""
+    params: dict[str, str | int] = {"limit": size}
+    if args.status:
+        params["status"] = args.status.upper()
+    if args.name:
+        params["name"] = args.name
+    if cursor:
+        params["cursor"] = cursor
+    path = f"/v1/spaces/{quote(str(client.space), safe='')}/jobs"
+    page = client._transport.call(Call("GET", path, params=params, repeatable=True))
+    return [Job.from_api(j) for j in page["jobs"]], page.get("cursor")
 
 
 def jobs_cancel(args: argparse.Namespace) -> int:
     with _client(args) as client:
         outcomes = client.jobs.cancel(*args.ids)
-    rows = [
+    rows = [("ID", "STATUS", "MESSAGE")] + [
         (
             job_id,
             o.status or (o.rejection.reason if o.rejection else ""),
@@ -149,15 +239,15 @@ def jobs_cancel(args: argparse.Namespace) -> int:
         )
         for job_id, o in zip(args.ids, outcomes, strict=True)
     ]
-    _print(args, [o.raw for o in outcomes], lambda: table(rows, sys.stdout))
-    return 0 if all(o.rejection is None for o in outcomes) else EXIT_ERROR
+    _print(args, [o.raw for o in outcomes], lambda: table(rows, sys.stdout, _style(args)))
+    return EXIT_OK if all(o.rejection is None for o in outcomes) else EXIT_ERROR
 
 
 def jobs_retry(args: argparse.Namespace) -> int:
     """One row per id: the new job and `new` (or `duplicate`: retried before), or why none."""
     with _client(args) as client:
         outcomes = client.jobs.retry(*args.ids)
-    rows = [
+    rows = [("ID", "NEW JOB", "OUTCOME", "MESSAGE")] + [
         (
             job_id,
             o.id or "-",
@@ -166,17 +256,17 @@ def jobs_retry(args: argparse.Namespace) -> int:
         )
         for job_id, o in zip(args.ids, outcomes, strict=True)
     ]
-    _print(args, [o.raw for o in outcomes], lambda: table(rows, sys.stdout))
-    return 0 if all(o.rejection is None for o in outcomes) else EXIT_ERROR
+    _print(args, [o.raw for o in outcomes], lambda: table(rows, sys.stdout, _style(args)))
+    return EXIT_OK if all(o.rejection is None for o in outcomes) else EXIT_ERROR
 
 
 def jobs_follow(args: argparse.Namespace) -> int:
     """Follow until the job finishes; the exit status says how it finished."""
-    view = FollowView(sys.stdout, live=sys.stdout.isatty() and not args.json)
+    view = FollowView(sys.stdout, live=sys.stdout.isatty() and not args.json, style=_style(args))
     last: Job | None = None
     with _client(args) as client:
         try:
-            for update in client.jobs.follow(args.id, interval=args.interval):
+            for update in client.jobs.follow(args.id, interval=args.interval.total_seconds()):
                 if isinstance(update, Line):
                     _stream(args, "line", update.raw, functools.partial(view.line, update))
                 else:
@@ -184,14 +274,12 @@ def jobs_follow(args: argparse.Namespace) -> int:
                     _stream(args, "job", update.raw, functools.partial(view.job, update))
         finally:
             view.close()
-    if last is None or last.status == "completed":
-        return 0
-    return {"failed": EXIT_FAILED, "stalled": EXIT_STALLED}.get(last.status, EXIT_CANCELLED)
+    return EXIT_OK if last is None else FINISHED_EXIT.get(last.status, EXIT_CANCELLED)
 
 
 def _show_policy(args: argparse.Namespace, policy: Policy) -> int:
-    _print(args, policy.raw, lambda: policy_details(policy, sys.stdout))
-    return 0
+    _print(args, policy.raw, lambda: policy_details(policy, sys.stdout, _style(args)))
+    return EXIT_OK
 
 
 def names_policy(args: argparse.Namespace) -> int:
@@ -199,13 +287,11 @@ def names_policy(args: argparse.Namespace) -> int:
         return _show_policy(args, client.names.policy(args.name))
 
 
-_POLICY_OPTIONS = ("concurrency", "rate", "per_key_concurrency", "per_key_rate", "aging_interval_ms")
+_POLICY_OPTIONS = ("concurrency", "rate", "per_key_concurrency", "per_key_rate", "aging_interval")
 
 
 def names_set(args: argparse.Namespace) -> int:
     fields = {f: getattr(args, f) for f in _POLICY_OPTIONS if getattr(args, f) is not _UNSET}
-    if "aging_interval_ms" in fields:  # the flag is in ms; the SDK takes a duration
-        fields["aging_interval"] = _ms(fields.pop("aging_interval_ms"))
     if not fields:
         raise ValueError("names set: give at least one field to set (see emit names set --help)")
     with _client(args) as client:
@@ -230,37 +316,16 @@ def names_reset(args: argparse.Namespace) -> int:
 def names_diagnostics(args: argparse.Namespace) -> int:
     with _client(args) as client:
         names = client.diagnostics()
-    _print(args, [n.raw for n in names], lambda: table(diagnostics_rows(names), sys.stdout))
-    return 0
+    _print(args, [n.raw for n in names], lambda: table(diagnostics_rows(names), sys.stdout, _style(args)))
+    return EXIT_OK
 
 
 _UNSET = object()
 
 
-def _limit_argument(text: str) -> int | None:
-    """A number, or `none` for no limit."""
-    if text.lower() == "none":
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number or none") from None
-
-
-def _rate_argument(text: str) -> Rate | None:
-    """TOKENS/INTERVAL_MS (`10/1000`), or `none` for no limit."""
-    if text.lower() == "none":
-        return None
-    tokens, _, interval = text.partition("/")
-    try:
-        return Rate(int(tokens), timedelta(milliseconds=int(interval)))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not TOKENS/INTERVAL_MS or none") from None
-
-
 def _show_schedule(args: argparse.Namespace, schedule: Schedule) -> int:
-    _print(args, schedule.raw, lambda: schedule_details(schedule, sys.stdout))
-    return 0
+    _print(args, schedule.raw, lambda: schedule_details(schedule, sys.stdout, _style(args)))
+    return EXIT_OK
 
 
 def _job_template(args: argparse.Namespace) -> JobTemplate | None:
@@ -327,30 +392,34 @@ def schedules_resume(args: argparse.Namespace) -> int:
 def schedules_list(args: argparse.Namespace) -> int:
     with _client(args) as client:
         found = list(client.schedules.list(limit=args.limit))
-    _print(args, [s.raw for s in found], lambda: table(schedule_rows(found), sys.stdout))
-    return 0
+    _print(args, [s.raw for s in found], lambda: table(schedule_rows(found), sys.stdout, _style(args)))
+    return EXIT_OK
 
 
 def schedules_trigger(args: argparse.Namespace) -> int:
     with _client(args, room_wait=args.room_wait) as client:
         created = client.schedules.trigger(args.id, key=args.key)
     _print(args, created.raw, lambda: print(f"{created.id} {created.outcome}"))
-    return 0
+    return EXIT_OK
 
 
 def schedules_delete(args: argparse.Namespace) -> int:
     with _client(args) as client:
         client.schedules.delete(args.id)
     _print(args, {"id": args.id, "deleted": True}, lambda: print(f"deleted {args.id}"))
-    return 0
+    return EXIT_OK
 
 
 def spaces_list(args: argparse.Namespace) -> int:
     with _client(args, in_space=False) as client:
         spaces = list(client.spaces.list(limit=args.limit))
     rows = [("SPACE", "IN FLIGHT")] + [(s.name, str(s.in_flight)) for s in spaces]
-    _print(args, [{"name": s.name, "inFlight": s.in_flight} for s in spaces], lambda: table(rows, sys.stdout))
-    return 0
+    _print(
+        args,
+        [{"name": s.name, "inFlight": s.in_flight} for s in spaces],
+        lambda: table(rows, sys.stdout, _style(args)),
+    )
+    return EXIT_OK
 
 
 def tokens_create(args: argparse.Namespace) -> int:
@@ -367,21 +436,21 @@ def tokens_create(args: argparse.Namespace) -> int:
         )
 
     _print(args, token.raw, human)
-    return 0
+    return EXIT_OK
 
 
 def tokens_list(args: argparse.Namespace) -> int:
     with _client(args, in_space=False) as client:
         tokens = client.tokens.list()
-    _print(args, [t.raw for t in tokens], lambda: table(token_rows(tokens), sys.stdout))
-    return 0
+    _print(args, [t.raw for t in tokens], lambda: table(token_rows(tokens), sys.stdout, _style(args)))
+    return EXIT_OK
 
 
 def tokens_revoke(args: argparse.Namespace) -> int:
     with _client(args, in_space=False) as client:
         client.tokens.revoke(args.id)
     _print(args, {"id": args.id, "revoked": True}, lambda: print(f"revoked {args.id}"))
-    return 0
+    return EXIT_OK
 
 
 # -- output ---------------------------------------------------------------------------
@@ -428,10 +497,21 @@ def _parser() -> argparse.ArgumentParser:
     connection.add_argument("--url", help="the API's URL (default: $EMIT_URL)")
     connection.add_argument("--token", help="an API token (default: $EMIT_TOKEN)")
     connection.add_argument("--json", action="store_true", help="print the API's JSON, for scripts")
+    connection.add_argument(
+        "--color",
+        action=argparse.BooleanOptionalAction,
+        help="colour statuses and headers (default: on a terminal without NO_COLOR; never with --json)",
+    )
     in_space = argparse.ArgumentParser(add_help=False, parents=[connection])
     in_space.add_argument("--space", help="the space (default: $EMIT_SPACE)")
 
-    parser = argparse.ArgumentParser(prog="emit", description="The emit job queue.", epilog=_EXIT_CODES)
+    parser = argparse.ArgumentParser(
+        prog="emit",
+        description="The emit job queue.",
+        epilog=exit_codes_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"emit {VERSION}")
     commands = parser.add_subparsers(
         title="commands", required=True, metavar="{jobs,names,schedules,spaces,tokens,dev}"
     )
@@ -444,24 +524,46 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("name", help="the job's name: what kind of work it is")
     create.add_argument("payload", nargs="?", help="its payload as JSON, or - to read it from stdin")
     create.add_argument("--key", help="an idempotency key: a repeat answers the earlier job")
-    create.add_argument("--delay-ms", type=int, help="not claimable before now + this")
-    create.add_argument("--run-at-ms", type=int, help="not claimable before this Unix time in ms")
+    start = create.add_mutually_exclusive_group()
+    start.add_argument(
+        "--delay",
+        type=cli_types.duration,
+        metavar="DURATION",
+        help="not claimable before now + this (10s, 5m)",
+    )
+    start.add_argument(
+        "--run-at",
+        type=cli_types.instant,
+        metavar="TIME",
+        help="not claimable before this time (ISO 8601 with a timezone, or +10m)",
+    )
     create.add_argument("--max-attempts", type=int, help="failed attempts before the job fails")
-    create.add_argument("--timeout-ms", type=int, help="an attempt's lease")
-    create.add_argument("--backoff-ms", type=int, help="the first wait after a failure")
+    create.add_argument(
+        "--timeout", type=cli_types.duration, metavar="DURATION", help="an attempt's lease (30s, 5m)"
+    )
+    create.add_argument(
+        "--backoff", type=cli_types.duration, metavar="DURATION", help="the first wait after a failure"
+    )
     create.add_argument("--priority", type=int, help="-1000 to 1000, higher first (default 0)")
     create.add_argument("--concurrency-key", help="jobs sharing it share the name's per-key limits")
-    create.add_argument("--expires-in-ms", type=int, help="not finished by now + this, it is cancelled")
-    create.add_argument(
-        "--expires-at-ms", type=int, help="not finished by this Unix time in ms, it is cancelled"
+    deadline = create.add_mutually_exclusive_group()
+    deadline.add_argument(
+        "--expires-in",
+        type=cli_types.duration,
+        metavar="DURATION",
+        help="not finished by now + this, it is cancelled",
+    )
+    deadline.add_argument(
+        "--expires-at",
+        type=cli_types.instant,
+        metavar="TIME",
+        help="not finished by this time, it is cancelled",
     )
     create.add_argument("--callback-url", help="where to POST when the job finishes")
     create.add_argument(
         "--callback-header", action="append", default=[], metavar="NAME=VALUE", help="a header for it"
     )
-    create.add_argument(
-        "--room-wait", type=float, default=60.0, metavar="SECONDS", help="wait this long for room (429)"
-    )
+    _room_wait(create)
     get = _leaf(jobs, "get", jobs_get, in_space, "show a job")
     get.add_argument("id")
     listing = _leaf(jobs, "list", jobs_list, in_space, "list jobs, newest first")
@@ -471,7 +573,9 @@ def _parser() -> argparse.ArgumentParser:
         choices=["pending", "running", "completed", "failed", "cancelled", "stalled"],
     )
     listing.add_argument("--name", help="only jobs of this name")
-    listing.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
+    listing.add_argument("--limit", type=int, help="jobs a page (default 20; 100 with --all)")
+    listing.add_argument("--cursor", help="start at this page: the cursor the last page printed (on stderr)")
+    listing.add_argument("--all", action="store_true", help="follow the cursors: every job, page after page")
     cancel = _leaf(jobs, "cancel", jobs_cancel, in_space, "cancel jobs")
     cancel.add_argument("ids", nargs="+", metavar="id")
     retry = _leaf(jobs, "retry", jobs_retry, in_space, "retry failed jobs: a new job for each, once")
@@ -479,8 +583,16 @@ def _parser() -> argparse.ArgumentParser:
     follow = _leaf(
         jobs, "follow", jobs_follow, in_space, "show a job's progress and log lines until it finishes"
     )
+    follow.epilog = exit_codes_text()
+    follow.formatter_class = argparse.RawDescriptionHelpFormatter
     follow.add_argument("id")
-    follow.add_argument("--interval", type=float, default=0.5, metavar="SECONDS", help="how often to look")
+    follow.add_argument(
+        "--interval",
+        type=cli_types.duration,
+        default=cli_types.duration("500ms"),
+        metavar="DURATION",
+        help="how often to look (default 500ms)",
+    )
 
     _names_parser(commands, in_space)
     _schedules_parser(commands, in_space)
@@ -523,16 +635,20 @@ def _names_parser(commands: Any, in_space: argparse.ArgumentParser) -> None:
         _leaf(names, verb, command, in_space, text).add_argument("name")
     setting = _leaf(names, "set", names_set, in_space, "set fields of a name's policy (none: no limit)")
     setting.add_argument("name")
-    setting.add_argument("--concurrency", type=_limit_argument, default=_UNSET, metavar="N|none")
-    setting.add_argument("--rate", type=_rate_argument, default=_UNSET, metavar="TOKENS/MS|none")
-    setting.add_argument("--per-key-concurrency", type=_limit_argument, default=_UNSET, metavar="N|none")
-    setting.add_argument("--per-key-rate", type=_rate_argument, default=_UNSET, metavar="TOKENS/MS|none")
+    setting.add_argument("--concurrency", type=cli_types.limit, default=_UNSET, metavar="N|none")
     setting.add_argument(
-        "--aging-interval-ms",
-        type=_limit_argument,
+        "--rate", type=cli_types.rate, default=_UNSET, metavar="TOKENS/DURATION|none", help="e.g. 100/1m"
+    )
+    setting.add_argument("--per-key-concurrency", type=cli_types.limit, default=_UNSET, metavar="N|none")
+    setting.add_argument(
+        "--per-key-rate", type=cli_types.rate, default=_UNSET, metavar="TOKENS/DURATION|none"
+    )
+    setting.add_argument(
+        "--aging-interval",
+        type=cli_types.duration_or_none,
         default=_UNSET,
-        metavar="MS|none",
-        help="how long a wait is worth one step of priority; none: strict priority",
+        metavar="DURATION|none",
+        help="how long a wait is worth one step of priority (30s); none: strict priority",
     )
     _leaf(names, "diagnostics", names_diagnostics, in_space, "each name's pending work and why it waits")
 
@@ -577,9 +693,7 @@ def _schedules_parser(commands: Any, in_space: argparse.ArgumentParser) -> None:
     trigger = _leaf(schedules, "trigger", schedules_trigger, in_space, "make one job of a schedule now")
     trigger.add_argument("id")
     trigger.add_argument("--key", help="the job's idempotency key: a repeat answers the same job")
-    trigger.add_argument(
-        "--room-wait", type=float, default=60.0, metavar="SECONDS", help="wait this long for room (429)"
-    )
+    _room_wait(trigger)
     delete = _leaf(schedules, "delete", schedules_delete, in_space, "delete a schedule (its jobs stay)")
     delete.add_argument("id")
 
@@ -592,9 +706,28 @@ def _leaf(
     return leaf
 
 
-_EXIT_CODES = (
-    "exit status: 0 done; 1 emit refused the call or could not be reached; 2 a usage error; "
-    "`jobs follow`: 3 the job failed, 4 it was cancelled"
+def _room_wait(leaf: argparse.ArgumentParser) -> None:
+    leaf.add_argument(
+        "--room-wait",
+        type=cli_types.duration,
+        default=cli_types.duration("60s"),
+        metavar="DURATION",
+        help="wait this long for room when the space is full (429; default 60s)",
+    )
+
+
+def exit_codes_text() -> str:
+    """`--help`'s footer: every exit status, from `EXIT_CODES`."""
+    lines = [
+        textwrap.fill(text, 92, initial_indent=f"  {code:>3}  ", subsequent_indent=" " * 7)
+        for code, text in EXIT_CODES.items()
+    ]
+    return "exit status:\n" + "\n".join(lines) + "\n\n" + _INPUTS
+
+
+_INPUTS = (
+    "durations take a unit: 500ms, 10s, 5m, 2h, 1d (1h30m); times are ISO 8601 with a timezone\n"
+    "(2026-12-02T17:00:00+01:00, or Z) or +DURATION from now. Times are shown in local time."
 )
 
 

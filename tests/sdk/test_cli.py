@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -129,7 +130,7 @@ def test_follow_shows_progress_and_lines_and_exits_0_when_the_job_completes(
     dev: DevServer, client: Emit, space: str
 ) -> None:
     job_id = client.jobs.create("charge-invoice", {"invoiceId": "inv_9"}).id
-    follow = Followed(dev, space, job_id, "--interval", "0.1")
+    follow = Followed(dev, space, job_id, "--interval", "100ms")
 
     @client.worker(names=["charge-invoice"], **FAST)
     def charge(job: HeldJob[dict[str, str]]) -> dict[str, str]:
@@ -162,7 +163,7 @@ def test_follow_exits_3_when_the_job_fails_and_4_when_it_is_cancelled(
         raise emit.Unrecoverable("card declined")
 
     with running(charge):
-        followed = emit_cmd(space, "jobs", "follow", failing, "--interval", "0.1")
+        followed = emit_cmd(space, "jobs", "follow", failing, "--interval", "100ms")
     assert followed.returncode == 3
     assert "failed: card declined" in followed.stdout
     assert emit_cmd(space, "jobs", "follow", cancelled).returncode == 4
@@ -249,11 +250,11 @@ def test_names_policy_set_pause_resume_reset_and_diagnostics(
 
     shown = emit_cmd(space, "names", "policy", "mail")
     assert shown.returncode == 0 and "paused" in shown.stdout and "space default" in shown.stdout
-    changed = emit_cmd(space, "names", "set", "mail", "--concurrency", "3", "--rate", "10/1000", "--json")
+    changed = emit_cmd(space, "names", "set", "mail", "--concurrency", "3", "--rate", "10/1s", "--json")
     assert changed.returncode == 0, changed.stderr
     assert json.loads(changed.stdout)["rate"] == {"tokens": 10, "intervalMs": 1000}
     unlimited = emit_cmd(
-        space, "names", "set", "mail", "--concurrency", "none", "--aging-interval-ms", "none", "--json"
+        space, "names", "set", "mail", "--concurrency", "none", "--aging-interval", "none", "--json"
     )
     policy = json.loads(unlimited.stdout)
     assert policy["concurrency"] is None and policy["agingIntervalMs"] is None
@@ -273,3 +274,64 @@ def test_names_policy_set_pause_resume_reset_and_diagnostics(
     assert json.loads(reset.stdout)["overridden"] == []
     refused = emit_cmd(space, "names", "set", "mail", "--concurrency", "0")
     assert refused.returncode == 1 and "concurrency: must be at least 1" in refused.stderr
+
+
+def test_jobs_list_pages_by_cursor_and_all_follows_every_page(
+    client: Emit, space: str, emit_cmd: Callable[..., Ran]
+) -> None:
+    made = [client.jobs.create("page-me", {"n": n}).id for n in range(5)]
+    newest_first = [j.id for j in client.jobs.list()]
+    assert sorted(newest_first) == sorted(made)
+
+    first = emit_cmd(space, "jobs", "list", "--limit", "2", "--json")
+    assert first.returncode == 0, first.stderr
+    assert [j["id"] for j in json.loads(first.stdout)] == newest_first[:2]
+    [cursor] = re.findall(r"--cursor (\S+)", first.stderr)
+    second = emit_cmd(space, "jobs", "list", "--limit", "2", "--cursor", cursor, "--json")
+    assert [j["id"] for j in json.loads(second.stdout)] == newest_first[2:4]
+
+    every = emit_cmd(space, "jobs", "list", "--limit", "2", "--all", "--json")
+    assert every.returncode == 0, every.stderr
+    assert [j["id"] for j in json.loads(every.stdout)] == newest_first, "three pages, in order"
+    assert "--cursor" not in every.stderr
+    shown = emit_cmd(space, "jobs", "list", "--all", "--limit", "2", "--name", "page-me")
+    assert shown.stdout.splitlines()[0].split() == ["ID", "STATUS", "ATTEMPT", "PROGRESS", "CREATED", "NAME"]
+    assert len(shown.stdout.splitlines()) == 1 + 5
+    assert " ago)" in shown.stdout or "(just now)" in shown.stdout  # local time, and how long ago
+
+
+def test_colour_on_a_terminal_and_never_with_no_color_or_json(
+    client: Emit, space: str, emit_cmd: Callable[..., Ran], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client.jobs.create("paint")
+    assert "\x1b[" not in emit_cmd(space, "jobs", "list").stdout  # captured: not a terminal
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    coloured = emit_cmd(space, "jobs", "list").stdout
+    assert "\x1b[1mID" in coloured and "\x1b[33mpending" in coloured
+    assert "\x1b[" not in emit_cmd(space, "jobs", "list", "--json").stdout
+    assert "\x1b[" not in emit_cmd(space, "jobs", "list", "--no-color").stdout
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[" not in emit_cmd(space, "jobs", "list").stdout
+    assert "\x1b[33mpending" in emit_cmd(space, "jobs", "list", "--color").stdout
+
+
+def test_jobs_create_takes_durations_and_times_with_units(
+    client: Emit, space: str, emit_cmd: Callable[..., Ran]
+) -> None:
+    delayed = emit_cmd(space, "jobs", "create", "later", "--delay", "1h30m", "--timeout", "45s", "--json")
+    assert delayed.returncode == 0, delayed.stderr
+    job = client.jobs.get(json.loads(delayed.stdout)["id"])
+    assert job.ready_at_ms is not None
+    assert job.ready_at_ms - job.created_at_ms == pytest.approx(90 * 60_000, abs=2000)
+    assert job.timeout == timedelta(seconds=45)
+
+    at = datetime.now(UTC).replace(microsecond=0) + timedelta(days=1)
+    local = at.astimezone(timezone(timedelta(hours=5, minutes=30))).isoformat()
+    scheduled = emit_cmd(space, "jobs", "create", "later", "--run-at", local, "--expires-in", "2d", "--json")
+    assert scheduled.returncode == 0, scheduled.stderr
+    job = client.jobs.get(json.loads(scheduled.stdout)["id"])
+    assert job.ready_at_ms == round(at.timestamp() * 1000)
+    shown = emit_cmd(space, "jobs", "get", job.id)
+    assert "ready at:" in shown.stdout
+    assert "(in 23 h)" in shown.stdout or "(in 1 day)" in shown.stdout

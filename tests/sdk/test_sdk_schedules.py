@@ -8,6 +8,7 @@ triggers, whatever the time of day it runs at.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -347,8 +348,14 @@ def emit_cmd(
 
 
 def shown(ms: int) -> str:
-    """A time as the command shows it: local, to the second."""
-    return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
+    """A time as the command shows it: local, to the second, with the zone (and how long
+    ago beside it, which `timeless` takes away)."""
+    return datetime.fromtimestamp(ms / 1000).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+def timeless(text: str) -> list[str]:
+    """The command's lines without the `(3 min ago)` beside each time, which moves on."""
+    return [re.sub(r" \((?:just now|in [^)]*|[^()]* ago)\)", "", line) for line in text.splitlines()]
 
 
 def test_emit_schedules_put_get_and_list_show_the_next_runs_and_the_last(
@@ -363,7 +370,7 @@ def test_emit_schedules_put_get_and_list_show_the_next_runs_and_the_last(
     raw = json.loads(emit_cmd("schedules", "get", "noon", "--json").stdout)
     assert raw["job"] == {"name": "report", "payload": {"team": "ops"}} and raw["timezone"] == "Europe/Paris"
     assert raw["overlap"] == "ALLOW" and raw["paused"] is False and len(raw["nextRunsAtMs"]) == 5
-    lines = put.stdout.splitlines()
+    lines = timeless(put.stdout)
     assert lines[0].split() == ["id:", "noon"]
     assert "last run:   -" in lines
     first = lines.index(f"next runs:  {shown(raw['nextRunsAtMs'][0])}")
@@ -376,13 +383,13 @@ def test_emit_schedules_put_get_and_list_show_the_next_runs_and_the_last(
     assert emit_cmd("schedules", "trigger", "noon", "--key", "run-1").stdout.split() == [job_id, "duplicate"]
     at_ms = json.loads(emit_cmd("schedules", "get", "noon", "--json").stdout)["lastRun"]["atMs"]
 
-    got = emit_cmd("schedules", "get", "noon").stdout.splitlines()
+    got = timeless(emit_cmd("schedules", "get", "noon").stdout)
     assert f"last run:   {shown(at_ms)} {job_id}" in got
     assert f"cron:       0 {hour} * * * (Europe/Paris)" in got
     assert 'job:        report {"payload": {"team": "ops"}}' in got
 
     emit_cmd("schedules", "put", "later", "--cron", "0 12 1 1 *", "--name", "yearly", "--paused")
-    listed = emit_cmd("schedules", "list").stdout.splitlines()
+    listed = timeless(emit_cmd("schedules", "list").stdout)
     assert listed[0].split() == ["ID", "CRON", "TIMEZONE", "JOB", "STATE", "NEXT", "RUN", "LAST", "RUN"]
     assert listed[1].split() == [
         "later", "0", "12", "1", "1", "*", "UTC", "yearly", "paused", "-", "-",
@@ -394,7 +401,7 @@ def test_emit_schedules_put_get_and_list_show_the_next_runs_and_the_last(
     assert [s["id"] for s in json.loads(emit_cmd("schedules", "list", "--json").stdout)] == ["later", "noon"]
     assert len(emit_cmd("schedules", "list", "--limit", "1").stdout.splitlines()) == 2
 
-    job = emit_cmd("jobs", "get", job_id).stdout.splitlines()
+    job = timeless(emit_cmd("jobs", "get", job_id).stdout)
     assert f"schedule:  noon (fire time {shown(at_ms)})" in job
 
 
