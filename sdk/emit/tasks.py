@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from emit.control import Unrecoverable
 from emit.held import HeldJob
+from emit.jobs import JobFlows
 from emit.models import Created, Job, Outcome
 from emit.payloads import check_model, dump_payload, parse_payload
 from emit.units import Duration
@@ -51,24 +52,10 @@ if TYPE_CHECKING:
     from emit.client import AsyncEmit, Emit
 
 M = TypeVar("M")
-T = TypeVar("T")
 
+# `jobs.create`'s options, read off it so the two never drift apart.
 _CREATE_OPTIONS = frozenset(
-    {
-        "key",
-        "delay",
-        "run_at",
-        "max_attempts",
-        "timeout",
-        "backoff",
-        "callback",
-        "priority",
-        "concurrency_key",
-        "guarantee",
-        "expires_at",
-        "expires_in",
-        "traceparent",
-    }
+    p.name for p in inspect.signature(JobFlows.create).parameters.values() if p.kind == p.KEYWORD_ONLY
 )
 _DEFAULT_OPTIONS = _CREATE_OPTIONS - {"key", "run_at", "expires_at", "traceparent"}
 
