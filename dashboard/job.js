@@ -36,6 +36,14 @@ function durations(job) {
   return items;
 }
 
+// An attempt's error in its row: the first line alone ("ValueError: bad size"; an SDK
+// worker's error goes on with its traceback, shown whole under Error), the rest on hover.
+function attemptError(error) {
+  if (!error) return "";
+  const [first, ...rest] = error.split("\n");
+  return h("span", { class: "error", title: rest.length ? error : null }, rest.length ? first + " …" : first);
+}
+
 // Each attempt: when it started and ended, how long it took, how it ended, and its error.
 function attemptsTable(job) {
   const tries = job.attempts || [];
@@ -50,7 +58,7 @@ function attemptsTable(job) {
       cell(a.endedAtMs ? when(a.endedAtMs) : "running"),
       cell(duration((a.endedAtMs ?? Date.now()) - a.startedAtMs)),
       cell(a.outcome ? h("span", { class: "outcome" }, a.outcome) : "—"),
-      cell(h("span", { class: "error" }, a.error ?? "")),
+      cell(attemptError(a.error)),
     ),
   );
   const head = h("thead", null, h("tr", null, ...["#", "Started", "Ended", "Took", "Outcome", "Error"].map((t) => h("th", null, t))));

@@ -13,6 +13,14 @@
 
     charge.run()                              # until SIGTERM or SIGINT
 
+A task names a job, its payload's type and its options once, for both sides:
+
+    resize = client.task("resize-image", payload=ResizeRequest, max_attempts=5)
+    resize.enqueue(ResizeRequest(url=..., width=640)).result(timeout=60)
+
+    @resize.worker(concurrency=4)
+    def handle(request: ResizeRequest) -> dict: ...
+
 `emit.AsyncEmit` is the same client for asyncio, and `await emit.serve(w1, w2)` runs
 several workers in one process. Durations are `timedelta`s (or seconds), instants
 timezone-aware `datetime`s (`emit.units`). Built on the HTTP API alone, with httpx as its
@@ -58,15 +66,19 @@ from emit.models import (
     WaitingOn,
 )
 from emit.names import NameDiagnostics, Policy, Rate
+from emit.results import JobCancelled, JobFailed, JobNotCompleted, JobTimeout
 from emit.schedules import JobTemplate, LastRun, Overlap, Schedule
 from emit.signature import sign, verify_signature
 from emit.spaces import JobDefaults, SettledNotices, SpaceEntry, SpaceSettings
+from emit.tasks import AsyncTask, AsyncTaskRun, Task, TaskRun, TaskWorker
 from emit.transport import VERSION as __version__
 from emit.units import Duration
 from emit.worker import Worker, run, serve
 
 __all__ = [
     "AsyncEmit",
+    "AsyncTask",
+    "AsyncTaskRun",
     "Attempt",
     "Backoff",
     "Callback",
@@ -84,9 +96,13 @@ __all__ = [
     "Internal",
     "InvalidArgument",
     "Job",
+    "JobCancelled",
     "JobDefaults",
+    "JobFailed",
+    "JobNotCompleted",
     "JobStatus",
     "JobTemplate",
+    "JobTimeout",
     "LastRun",
     "Line",
     "LogLevel",
@@ -111,6 +127,9 @@ __all__ = [
     "SpaceEntry",
     "SpaceSettings",
     "SystemClock",
+    "Task",
+    "TaskRun",
+    "TaskWorker",
     "Token",
     "Unauthenticated",
     "Unavailable",

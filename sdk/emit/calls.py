@@ -1,11 +1,12 @@
 """The SDK's calls without their I/O, so that `Emit` and `AsyncEmit` share every one of them.
 
 Each call of the SDK is written once, as a generator (a *flow*): it yields the HTTP calls it
-needs (`Call`: method, path, body, whether repeating it is harmless) and the pauses it
-makes (`Pause`), is sent each call's JSON answer back, and returns (or, for a listing,
-yields) the parsed models. The flow decides everything a call means (its body, its
-checks, its paging, its parsing); a transport only carries it: `Transport` with httpx's
-blocking client, `AsyncTransport` with its `AsyncClient`.
+needs (`Call`: method, path, body, whether repeating it is harmless), the pauses it
+makes (`Pause`) and its questions of the time (`Now`), is sent each call's JSON answer
+back, and returns (or, for a listing, yields) the parsed models. The flow decides
+everything a call means (its body, its checks, its paging, its parsing); a transport
+only carries it: `Transport` with httpx's blocking client, `AsyncTransport` with its
+`AsyncClient`.
 
 `blocking(flow)` and `awaiting(flow)` make a flow a method of a resource (`Jobs`,
 `AsyncJobs`) with the flow's own signature and docstring, so `help()` and type checkers
@@ -49,9 +50,18 @@ class Pause:
     seconds: float
 
 
-Op: TypeAlias = Generator[Call, Any, T]
-"""A flow with one result: it yields calls, is sent their answers, and returns."""
-Stream: TypeAlias = Generator[Call | Pause | T, Any, None]
+@dataclass(frozen=True)
+class Now:
+    """A flow asking the time: it is sent the client clock's `monotonic()` (`jobs.wait`'s
+    deadline), so a test's clock moves it as it moves the pauses."""
+
+
+NOW = Now()
+
+Op: TypeAlias = Generator[Call | Pause | Now, Any, T]
+"""A flow with one result: it yields calls (and pauses, and asks the time), is sent their
+answers, and returns."""
+Stream: TypeAlias = Generator[Call | Pause | Now | T, Any, None]
 """A flow of many results (a listing, a follow): it yields calls, pauses and items."""
 
 
@@ -62,11 +72,33 @@ class Carrier(Protocol):
 
     def pause(self, seconds: float) -> None: ...
 
+    def monotonic(self) -> float: ...
+
 
 class AsyncCarrier(Protocol):
     async def call(self, call: Call) -> Any: ...
 
     async def pause(self, seconds: float) -> None: ...
+
+    def monotonic(self) -> float: ...
+
+
+def _step(carrier: Carrier, step: Call | Pause | Now) -> Any:
+    if isinstance(step, Call):
+        return carrier.call(step)
+    if isinstance(step, Pause):
+        carrier.pause(step.seconds)
+        return None
+    return carrier.monotonic()
+
+
+async def _astep(carrier: AsyncCarrier, step: Call | Pause | Now) -> Any:
+    if isinstance(step, Call):
+        return await carrier.call(step)
+    if isinstance(step, Pause):
+        await carrier.pause(step.seconds)
+        return None
+    return carrier.monotonic()
 
 
 def run(carrier: Carrier, flow: Op[T]) -> T:
@@ -74,7 +106,7 @@ def run(carrier: Carrier, flow: Op[T]) -> T:
     answer: Any = None
     try:
         while True:
-            answer = carrier.call(flow.send(answer))
+            answer = _step(carrier, flow.send(answer))
     except StopIteration as done:
         return done.value
 
@@ -88,10 +120,8 @@ def iterate(carrier: Carrier, flow: Stream[T]) -> Iterator[T]:
         except StopIteration:
             return
         answer = None
-        if isinstance(step, Call):
-            answer = carrier.call(step)
-        elif isinstance(step, Pause):
-            carrier.pause(step.seconds)
+        if isinstance(step, Call | Pause | Now):
+            answer = _step(carrier, step)
         else:
             yield step
 
@@ -101,7 +131,7 @@ async def arun(carrier: AsyncCarrier, flow: Op[T]) -> T:
     answer: Any = None
     try:
         while True:
-            answer = await carrier.call(flow.send(answer))
+            answer = await _astep(carrier, flow.send(answer))
     except StopIteration as done:
         return done.value
 
@@ -115,15 +145,13 @@ async def aiterate(carrier: AsyncCarrier, flow: Stream[T]) -> AsyncIterator[T]:
         except StopIteration:
             return
         answer = None
-        if isinstance(step, Call):
-            answer = await carrier.call(step)
-        elif isinstance(step, Pause):
-            await carrier.pause(step.seconds)
+        if isinstance(step, Call | Pause | Now):
+            answer = await _astep(carrier, step)
         else:
             yield step
 
 
-def collect(flow: Stream[T]) -> Generator[Call | Pause, Any, builtins.list[T]]:
+def collect(flow: Stream[T]) -> Generator[Call | Pause | Now, Any, builtins.list[T]]:
     """Inside a flow (`yield from collect(...)`): every item another listing flow makes,
     its calls and pauses passed on to whoever drives the outer flow."""
     items: builtins.list[T] = []
@@ -134,7 +162,7 @@ def collect(flow: Stream[T]) -> Generator[Call | Pause, Any, builtins.list[T]]:
         except StopIteration:
             return items
         answer = None
-        if isinstance(step, Call | Pause):
+        if isinstance(step, Call | Pause | Now):
             answer = yield step
         else:
             items.append(step)

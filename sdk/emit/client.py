@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import Self
+from typing import Any, Self, TypeVar
 
 import httpx
 
@@ -20,10 +20,13 @@ from emit.jobs import AsyncJobs, Jobs
 from emit.names import AsyncNames, NameDiagnostics, Names
 from emit.schedules import AsyncSchedules, Schedules
 from emit.spaces import AsyncSpaces, Spaces
+from emit.tasks import AsyncTask, Task
 from emit.tokens import AsyncTokens, Tokens
 from emit.transport import AsyncTransport, Backoff, Transport
 from emit.units import Duration, seconds
 from emit.worker import Handler, Worker, serve
+
+M = TypeVar("M")
 
 DEFAULT_ROOM_WAIT_S = 60.0
 DEFAULT_TIMEOUT_S = 30.0
@@ -136,6 +139,23 @@ class Emit:
         other._transport = self._transport
         other._bind()
         return other
+
+    def task(
+        self,
+        name: str,
+        *,
+        payload: type[M] | None = None,
+        max_attempts: int | None = None,
+        timeout: Duration | None = None,
+        **defaults: Any,
+    ) -> Task[M]:
+        """A task: the job name `name`, its payload's type (a pydantic model or a dataclass;
+        None: JSON as given) and create options every job of it gets unless its enqueue
+        says otherwise (`max_attempts`, `timeout`, and `backoff`, `delay`, `priority`,
+        `concurrency_key`, `guarantee`, `callback`, `expires_in`). Share it between the
+        code that enqueues (`task.enqueue(payload)`) and the worker (`@task.worker()`),
+        so the name is written once (`emit.tasks`)."""
+        return Task(self, name, payload, max_attempts=max_attempts, timeout=timeout, **defaults)
 
     def worker(
         self,
@@ -276,6 +296,18 @@ class AsyncEmit:
         other._transport = self._transport
         other._bind()
         return other
+
+    def task(
+        self,
+        name: str,
+        *,
+        payload: type[M] | None = None,
+        max_attempts: int | None = None,
+        timeout: Duration | None = None,
+        **defaults: Any,
+    ) -> AsyncTask[M]:
+        """As `Emit.task`; its `enqueue` is awaited, as are its runs' `get` and `result`."""
+        return AsyncTask(self, name, payload, max_attempts=max_attempts, timeout=timeout, **defaults)
 
     def worker(
         self,

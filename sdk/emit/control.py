@@ -1,7 +1,9 @@
 """What a handler raises to decide its job's fate, beyond "return completes it".
 
-Any other exception fails the attempt with its message, and the job is retried while
-attempts are left. These three say something more, as the concepts page describes.
+Any other exception fails the attempt with its type, message and traceback as the error
+(`emit.results`), and the job is retried while attempts are left. These three say
+something more, as the concepts page describes; the first two fail with their message
+alone.
 """
 
 from __future__ import annotations

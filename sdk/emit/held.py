@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from emit.models import LOG_LEVELS, Guarantee
+from emit.payloads import parse_payload
 
 P = TypeVar("P")
+M = TypeVar("M")
 
 MAX_MESSAGE_CHARS = 4_096
 MAX_PROGRESS_CHARS = 1_024
@@ -83,6 +85,12 @@ class HeldJob(Generic[P]):
 
     def __repr__(self) -> str:
         return f"HeldJob(id={self.id!r}, name={self.name!r}, attempt={self.attempt})"
+
+    def payload_as(self, model: type[M]) -> M:
+        """The payload as `model`, a pydantic model (`model_validate`) or a dataclass (made
+        from its fields); its error (pydantic's `ValidationError`, a `TypeError`) if it
+        does not fit. A task's handler is given its payload so already (`emit.tasks`)."""
+        return parse_payload(model, self.payload)
 
     @property
     def last_try(self) -> bool:

@@ -1,4 +1,4 @@
-"""`emit.jobs`: create, read, follow and cancel jobs in the client's space.
+"""`emit.jobs`: create, read, follow, wait for and cancel jobs in the client's space.
 
 Reads that the API pages (`list`, `lines`, `events`) are iterators that fetch the next
 page as they go, so a caller never handles a cursor. `claim` and `report` are the worker
@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 from emit import tracing
 from emit.calls import (
+    NOW,
     AsyncCarrier,
     Call,
     Carrier,
@@ -48,10 +49,13 @@ from emit.models import (
     Outcome,
     Retried,
 )
+from emit.results import JobTimeout, outcome
 from emit.units import Duration, duration_ms, seconds
 
 # Long polls: the HTTP timeout is the wait plus this, so a slow answer isn't cut off.
 _POLL_MARGIN_S = 15.0
+# `wait`: the first pause between reads of an unfinished job (they grow to its `interval`).
+_FIRST_PAUSE_S = 0.1
 T = TypeVar("T")
 
 
@@ -199,6 +203,35 @@ class JobFlows:
                 return
             yield Pause(every)
 
+    def wait(self, job_id: str, *, timeout: Duration | None = None, interval: Duration = 1.0) -> Op[Job]:
+        """The job once it has finished (completed, failed, cancelled or stalled), read whole
+        (with its result or error). It reads the job again after pauses that grow from a
+        tenth of a second to `interval`; with a `timeout` (a timedelta, or seconds) still
+        unfinished by then, it raises `emit.JobTimeout` (a `TimeoutError`) carrying the job
+        as last seen. No timeout: it waits for as long as it takes."""
+        limit = None if timeout is None else seconds(timeout, "timeout")
+        most = seconds(interval, "interval")
+        if most <= 0:
+            raise ValueError("interval: must be more than 0 seconds")
+        start = yield NOW
+        pause = min(_FIRST_PAUSE_S, most)
+        while True:
+            job = yield from self.get(job_id)
+            if job.finished:
+                return job
+            now = yield NOW
+            if limit is not None and now - start >= limit:
+                raise JobTimeout(job, limit)
+            yield Pause(pause if limit is None else min(pause, start + limit - now))
+            pause = min(pause * 1.5, most)
+
+    def result(self, job_id: str, *, timeout: Duration | None = None, interval: Duration = 1.0) -> Op[Any]:
+        """The job's result, once it has completed (`wait`, then its result). A job that
+        failed for good or stalled raises `emit.JobFailed` (its `error` the worker's, `"Type:
+        message"` and the traceback's last frames), a cancelled one `emit.JobCancelled`, and
+        one unfinished after `timeout` `emit.JobTimeout` (a `TimeoutError`)."""
+        return outcome((yield from self.wait(job_id, timeout=timeout, interval=interval)))
+
     def follow_link(self, job_id: str, *, ttl: Duration = timedelta(days=1)) -> Op[FollowLink]:
         """A link that lets anyone holding it follow the job (status, progress, log lines,
         result or error; never its payload) with no token, from a browser too, for `ttl`
@@ -293,6 +326,8 @@ class Jobs:
         return iterate(self._carrier, self._flows.follow(job_id, interval=interval))
 
     follow.__doc__ = JobFlows.follow.__doc__
+    wait = blocking(JobFlows.wait)
+    result = blocking(JobFlows.result)
     follow_link = blocking(JobFlows.follow_link)
     cancel = blocking(JobFlows.cancel)
     retry = blocking(JobFlows.retry)
@@ -324,6 +359,8 @@ class AsyncJobs:
         return aiterate(self._carrier, self._flows.follow(job_id, interval=interval))
 
     follow.__doc__ = JobFlows.follow.__doc__
+    wait = awaiting(JobFlows.wait)
+    result = awaiting(JobFlows.result)
     follow_link = awaiting(JobFlows.follow_link)
     cancel = awaiting(JobFlows.cancel)
     retry = awaiting(JobFlows.retry)

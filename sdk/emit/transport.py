@@ -161,6 +161,9 @@ class Transport(_Settings):
     def pause(self, seconds: float) -> None:
         self.clock.sleep(seconds)
 
+    def monotonic(self) -> float:
+        return self.clock.monotonic()
+
 
 class AsyncTransport(_Settings):
     """The same calls on an event loop (httpx's `AsyncClient`), waiting on `clock.wait`."""
@@ -199,6 +202,9 @@ class AsyncTransport(_Settings):
 
     async def pause(self, seconds: float) -> None:
         await self.clock.wait(seconds)
+
+    def monotonic(self) -> float:
+        return self.clock.monotonic()
 
 
 def _dump(body: Any) -> bytes:

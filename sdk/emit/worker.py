@@ -11,7 +11,11 @@ every hold and sends what handlers report. What a handler does decides the outco
 | raises `Unrecoverable`| `fail`, unrecoverable                        |
 | raises `RetryAfter`   | `fail` with `retryAfterMs`                   |
 | raises `Release`      | `release`: back to the queue, not counted    |
-| raises anything else  | `fail` with the exception's message          |
+| raises anything else  | `fail` with its type, message and traceback  |
+
+The error of a handler's exception is `"Type: message"` then the last frames of its
+traceback, within the 4 KiB the API keeps (`emit.results.describe`); `Unrecoverable`'s and
+`RetryAfter`'s are their message alone.
 
 Durations it takes (`lease`, `poll_wait`, `report_interval`, `grace`) are timedeltas or
 seconds (`emit.units`). On `Emit` it makes its calls on threads, off its loop; on
@@ -53,6 +57,7 @@ from emit.held import HeldJob
 from emit.jobs import AsyncJobs
 from emit.models import Claimed, Outcome
 from emit.reporter import Hold, Reporter
+from emit.results import describe
 from emit.transport import Backoff
 from emit.units import Duration, as_timedelta, optional_timedelta
 from emit.wake import Waking
@@ -341,7 +346,7 @@ class Worker:
             return {"fail": {"error": _message(exc), "retryAfterMs": round(exc.after.total_seconds() * 1000)}}
         except Exception as exc:
             log.warning("job %s attempt %s failed", job.id, job.attempt, exc_info=exc)
-            return {"fail": {"error": _message(exc)}}
+            return {"fail": {"error": describe(exc)}}
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is None or task.cancelling():  # this worker, or whoever runs it, cancelled it

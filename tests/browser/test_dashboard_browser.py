@@ -127,6 +127,31 @@ def test_a_job_shows_its_guarantee_and_deadline(page: Any, dev: DevServer, clien
     assert page.locator("#job-retry-of").count() == 0
 
 
+def test_a_multi_line_error_shows_whole_with_its_first_line_in_the_attempts(
+    page: Any, dev: DevServer, client: Emit, space: str
+) -> None:
+    error = "\n".join(
+        [
+            "ValueError: bad size",
+            "Traceback (most recent call last):",
+            '  File "resize.py", line 9',
+            "    raise",
+        ]
+    )
+    job_id = client.jobs.create("resize", max_attempts=1).id
+    [held] = client.jobs.claim(count=1, names=["resize"])
+    client.jobs.report([{"id": held.id, "attempt": held.attempt, "fail": {"error": error}}])
+    sign_in(page, dev)
+    page.goto(_job_url(dev, space, job_id))
+    expect(page.locator("#job-status")).to_have_text("FAILED")
+    shown = page.locator("#job-error")
+    expect(shown).to_have_text(error)
+    assert shown.evaluate("e => getComputedStyle(e).whiteSpace") == "pre-wrap"  # one line each
+    cell = page.locator("#attempts tr[data-attempt='1'] td .error")
+    expect(cell).to_have_text("ValueError: bad size …")
+    expect(cell).to_have_attribute("title", error[:100])  # an attempt keeps its error's start
+
+
 def test_pause_resume_and_change_a_limit_in_place(
     page: Any, dev: DevServer, client: Emit, space: str
 ) -> None:

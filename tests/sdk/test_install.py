@@ -1,6 +1,7 @@
 """The SDK installs alone: a fresh virtual environment gets it and what it declares
 (httpx and its dependencies), from local wheels, and `import emit` works there without
-boto3, any of the service's own packages, or its extras (OpenTelemetry's among them)."""
+boto3, any of the service's own packages, or its extras (OpenTelemetry's among them), nor
+pydantic (tasks take dataclasses there)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,15 @@ from emit import tracing, HeldJob
 assert not tracing.available() and tracing.headers() is None
 with tracing.handler_span(HeldJob(id="j", name="n", attempt=1, payload=None, space="s", traceparent="x")):
     pass
+# Tasks without pydantic: a dataclass payload, a handler called as the worker would call it.
+from dataclasses import dataclass
+from emit.testing import call, held_job
+@dataclass
+class Size:
+    width: int
+resize = emit.Emit("http://127.0.0.1:9", "unused", "s").task("resize", payload=Size)
+double = resize.worker()(lambda size: size.width * 2)
+assert call(double, held_job({"width": 2})).result == 4 and double(Size(3)) == 6
 print("ok", emit.__version__)
 """
 

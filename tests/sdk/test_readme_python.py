@@ -37,9 +37,9 @@ def example(name: str) -> str:
 
 
 @contextmanager
-def started(script: str, env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
+def started(script: str, env: dict[str, str], *args: str) -> Iterator[subprocess.Popen[str]]:
     process = subprocess.Popen(
-        [sys.executable, "-c", script],
+        [sys.executable, "-c", script, *args],
         cwd=ROOT,
         env=os.environ | env | {"PYTHONUNBUFFERED": "1"},
         stdout=subprocess.PIPE,
@@ -81,6 +81,40 @@ def test_the_producer_and_worker_examples_take_a_job_to_completed(dev: DevServer
         job = client.jobs.get(job_id)
     assert (job.status, job.result) == ("completed", {"chargeId": "ch_inv_1042"})
     assert job.progress == emit.Progress(50, "card accepted")
+
+
+def test_the_tasks_example_enqueues_waits_for_the_result_and_raises_the_failure(dev: DevServer) -> None:
+    env = {"EMIT_URL": dev.url, "EMIT_TOKEN": dev.token}
+    script = example("tasks")
+    with started(script, env, "worker") as worker:
+        produced = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=ROOT,
+            env=os.environ | env,
+            capture_output=True,
+            text=True,
+            timeout=PATIENCE_S * 2,
+            check=False,
+        )
+    assert produced.returncode == 0, produced.stderr
+    first, second = produced.stdout.splitlines()
+    job_id, result = first.split(" ", 1)
+    assert result == "{'url': 'https://example.com/cat.png?w=640'}"
+    assert second == "ValueError | ValueError: bad width 0"
+    assert worker.returncode == 0  # SIGTERM: a clean shutdown
+    with emit.Emit(dev.url, dev.token, "media") as client:
+        job = client.jobs.get(job_id)
+        assert (job.name, job.max_attempts, job.payload) == (
+            "resize-image",
+            5,
+            {"url": "https://example.com/cat.png", "width": 640},
+        )
+        [failed] = list(client.jobs.list(name="resize-image", status="failed"))
+        error = client.jobs.get(failed.id).error or ""
+        assert error.splitlines()[1:] == [  # as the README shows it (run with -c: no file, no source line)
+            "Traceback (most recent call last):",
+            '  File "<string>", line 23, in resize_image',
+        ]
 
 
 def test_the_async_worker_example_serves_two_task_types_in_one_process(dev: DevServer) -> None:

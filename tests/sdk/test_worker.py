@@ -86,7 +86,7 @@ def test_progress_lines_and_events_show_through_get_lines_and_events(client: Emi
     assert [e.data for e in client.jobs.events(job_id)] == [{"stage": "reading"}, {"stage": "writing"}]
 
 
-def test_an_exception_fails_the_attempt_with_its_message(client: Emit) -> None:
+def test_an_exception_fails_the_attempt_with_its_type_message_and_traceback(client: Emit) -> None:
     job_id = client.jobs.create("flaky", max_attempts=3, backoff=timedelta(minutes=1)).id
 
     @client.worker(names=["flaky"], **FAST)
@@ -95,7 +95,12 @@ def test_an_exception_fails_the_attempt_with_its_message(client: Emit) -> None:
 
     with running(handle):
         job = job_when(client, job_id, lambda job: job.failures == 1)
-    assert (job.status, job.error, job.attempt) == ("pending", "the ledger is locked", 1)
+    assert (job.status, job.attempt) == ("pending", 1)
+    first, *trace = (job.error or "").splitlines()
+    assert first == "RuntimeError: the ledger is locked"
+    assert trace[0] == "Traceback (most recent call last):"
+    assert "in handle" in trace[1] and 'raise RuntimeError("the ledger is locked")' in trace[2]
+    assert len(trace) == 3  # the handler's own frame alone: none of the worker's
 
 
 def test_unrecoverable_fails_the_job_for_good(client: Emit) -> None:

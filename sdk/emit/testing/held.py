@@ -70,11 +70,24 @@ def held_job(
     space: str = "test",
     guarantee: Guarantee = "at_least_once",
     traceparent: str | None = None,
+    max_attempts: int | None = None,
+    failures: int | None = None,
 ) -> RecordedJob[Any]:
     """A held job as a worker would hand it to a handler: attempt `attempt` (the first by
-    default) of a job of `name` with `payload`, with a made-up id unless given one."""
+    default) of a job of `name` with `payload`, with a made-up id unless given one.
+
+    `max_attempts` and `failures` (the attempts before this one that failed; given
+    `max_attempts`, by default all of them, `attempt - 1`) make `job.last_try`:
+    `held_job(p, attempt=3, max_attempts=3).last_try` is True. Left out, they are unknown
+    (None) and `last_try` is False."""
     if attempt < 1:
         raise ValueError("attempt: must be at least 1")
+    if failures is None and max_attempts is not None:
+        failures = attempt - 1
+    if failures is not None and not 0 <= failures < attempt:
+        raise ValueError(f"failures: must be from 0 to attempt - 1 ({attempt - 1}), not {failures}")
+    if max_attempts is not None and max_attempts < 1:
+        raise ValueError("max_attempts: must be at least 1")
     return RecordedJob(
         id=id or f"test-{next(_ids):06d}",
         name=name,
@@ -83,6 +96,8 @@ def held_job(
         space=space,
         guarantee=guarantee,
         traceparent=traceparent,
+        max_attempts=max_attempts,
+        failures=failures,
     )
 
 
@@ -96,7 +111,8 @@ class Ran:
     result: Any = None
     """What it returned, when completed."""
     error: str | None = None
-    """The error the attempt fails with: the exception's message (or its type's name)."""
+    """The error the attempt fails with: `"Type: message"` and the last frames of the
+    traceback (`emit.results`); `Unrecoverable`'s and `RetryAfter`'s message alone."""
     unrecoverable: bool = False
     """Failed for good, whatever attempts are left (`emit.Unrecoverable`, or a result that is
     not JSON)."""
@@ -117,7 +133,8 @@ class Ran:
 
 
 def call(handler: Handler | Worker, job: RecordedJob[Any] | None = None) -> Ran:
-    """Call `handler` (a plain function, an `async def`, or a worker made with `@emit.worker`)
+    """Call `handler` (a plain function, an `async def`, a worker made with `@emit.worker`, or
+    a task's worker, whose payload is parsed as its type first)
     on `job` (by default `held_job()`) as the worker would, and say how it ended: what it
     returned, or the failure its exception makes. An exception is not raised here: it is the
     outcome (`ran.error`). Not from a running event loop: there, `await call_async(...)`."""
