@@ -94,12 +94,63 @@ def callback_api(callback: Callback | None) -> dict[str, Any] | None:
     return {"url": callback.url, "headers": dict(callback.headers)} if callback else None
 
 
+DeliveryState = Literal["pending", "delivered", "gave_up"]
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A finished job's callback, as one job's `get` reads it: `pending` until delivered or
+    given up, with its tries so far and the receiver's last answer."""
+
+    state: DeliveryState
+    attempts: int
+    last_status: int | None = None
+    """The receiver's HTTP status, when it answered."""
+    last_error: str | None = None
+    last_attempt_at_ms: int | None = None
+    delivered_at_ms: int | None = None
+    next_at_ms: int | None = None
+    """Pending: the next try."""
+
+    @property
+    def last_attempt_at(self) -> datetime | None:
+        return optional_utc(self.last_attempt_at_ms)
+
+    @property
+    def delivered_at(self) -> datetime | None:
+        return optional_utc(self.delivered_at_ms)
+
+    @property
+    def next_at(self) -> datetime | None:
+        return optional_utc(self.next_at_ms)
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> Delivery:
+        return cls(
+            cast(DeliveryState, str(data["state"]).lower()),
+            data["attempts"],
+            data.get("lastStatus"),
+            data.get("lastError"),
+            data.get("lastAttemptAtMs"),
+            data.get("deliveredAtMs"),
+            data.get("nextAtMs"),
+        )
+
+
 @dataclass(frozen=True)
 class Callback:
-    """Where emit POSTs when the job finishes; header values are never shown again."""
+    """Where emit POSTs when the job finishes; header values are never shown again (a job
+    read back names its headers only). `delivery`: how sending it went, once the job has
+    finished (one job's `get` only; None before, and in lists)."""
 
     url: str
     headers: Mapping[str, str] = field(default_factory=dict)
+    delivery: Delivery | None = None
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> Callback:
+        delivery = data.get("delivery")
+        return cls(data["url"], data.get("headers") or {}, Delivery.from_api(delivery) if delivery else None)
 
 
 @dataclass(frozen=True)
@@ -370,7 +421,7 @@ class Job:
             error=data.get("error"),
             progress=Progress(progress["percent"], progress.get("message")) if progress else None,
             backoff=Backoff.from_api(data.get("backoffMs"), backoff),
-            callback=Callback(callback["url"], callback.get("headers") or {}) if callback else None,
+            callback=Callback.from_api(callback) if callback else None,
             ready_at_ms=data.get("readyAtMs"),
             lease_until_ms=int(lease) if lease is not None else None,
             finished_at_ms=data.get("finishedAtMs"),

@@ -30,6 +30,8 @@ PAIRS = [  # SDK model, the document's schema (several for a union), and SDK fie
     (models.Token, ["Token"], {}),
     (models.FollowLink, ["FollowLink"], {}),
     (models.Fired, ["Fired"], {}),
+    (models.Callback, ["Callback"], {}),
+    (models.Delivery, ["Delivery"], {}),
     (schedules.Schedule, ["Schedule"], {}),
     (schedules.LastRun, ["LastRun"], {}),
     (
@@ -41,7 +43,7 @@ PAIRS = [  # SDK model, the document's schema (several for a union), and SDK fie
     # Requests the SDK sends.
     (models.NewJob, ["NewJob"], {"backoff": "backoff,backoffMs"}),
     (models.Backoff, ["BackoffSpec"], {"first": ""}),  # `first` is sent beside it, as `backoffMs`
-    (models.Callback, ["CallbackSpec"], {}),
+    (models.Callback, ["CallbackSpec"], {"delivery": ""}),  # read back only
     (names.Rate, ["RateSpec"], {}),
     (schedules.JobTemplate, ["JobTemplate"], {"backoff": "backoff,backoffMs"}),
     (spaces.JobDefaults, ["JobDefaultsSpec"], {"backoff": "backoff,backoffMs"}),
@@ -89,6 +91,9 @@ def test_the_sdks_enumerations_are_the_documents_in_lower_case() -> None:
     statuses = schemas["JobSummary"]["properties"]["status"]["enum"]
     assert {s.lower() for s in statuses} == set(models.JobStatus.__args__)
     assert {s.lower() for s in schemas["Line"]["properties"]["level"]["enum"]} == set(models.LOG_LEVELS)
+    assert {s.lower() for s in schemas["Delivery"]["properties"]["state"]["enum"]} == set(
+        models.DeliveryState.__args__
+    )
     described = inspect.getsource(models.Rejection)  # the reasons are listed in its docstring
     for reason in schemas["Rejection"]["properties"]["reason"]["enum"]:
         assert f"`{reason.lower()}`" in described, reason

@@ -16,7 +16,7 @@ import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
-from emit import Callback, Emit, sign, verify_signature
+from emit import Callback, Delivery, Emit, sign, verify_signature
 from emit.units import utc as at
 
 from tests.support import eventually
@@ -123,5 +123,15 @@ def test_a_real_callback_from_emit_dev_verifies(client: Emit) -> None:
         [(header, body, received_ms)] = received
         assert json.loads(body)["jobId"] == created.id
         assert_verifies(SECRET, header, body, received_ms=received_ms)
+
+        # How sending it went, on the job read back (its delivery is recorded after the answer).
+        def delivery() -> Delivery | None:
+            callback = client.jobs.get(created.id).callback
+            found = callback.delivery if callback is not None else None
+            return found if found is not None and found.state == "delivered" else None
+
+        delivered = eventually(delivery)
+        assert (delivered.attempts, delivered.last_status) == (1, 204)
+        assert delivered.delivered_at is not None and delivered.delivered_at.tzinfo is not None
     finally:
         server.shutdown()
