@@ -172,9 +172,12 @@ def job_details(job: Job, out: TextIO, style: Style = PLAIN) -> None:
         rows.append(("payload", compact(job.payload)))
     if job.status == "completed":
         rows.append(("result", compact(job.result)))
+    first, _, rest = (job.error or "").partition("\n")
     if job.error is not None:
-        rows.append(("error", job.error))
+        rows.append(("error", first))  # "Type: message"; its traceback follows the table
     table([(f"{label}:", value) for label, value in rows], out, style, header=False, labels=True)
+    if rest:
+        out.write("".join(f"  {line}\n" for line in rest.splitlines()))
 
 
 def job_rows(jobs: Sequence[Job]) -> list[tuple[str, ...]]:

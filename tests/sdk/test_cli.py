@@ -335,3 +335,20 @@ def test_jobs_create_takes_durations_and_times_with_units(
     shown = emit_cmd(space, "jobs", "get", job.id)
     assert "ready at:" in shown.stdout
     assert "(in 23 h)" in shown.stdout or "(in 1 day)" in shown.stdout
+
+
+def test_jobs_get_shows_an_errors_type_in_its_table_and_its_traceback_below(
+    client: Emit, space: str, emit_cmd: Callable[..., Ran]
+) -> None:
+    created = client.jobs.create("crashes", max_attempts=1)
+    [held] = client.jobs.claim(count=1, names=["crashes"])
+    error = 'ValueError: bad width 0\nTraceback (most recent call last):\n  File "w.py", line 3, in h\n    raise ValueError'
+    client.jobs.report([{"id": held.id, "attempt": held.attempt, "fail": {"error": error}}])
+    shown = emit_cmd(space, "jobs", "get", created.id).stdout.splitlines()
+    [row] = [line for line in shown if line.startswith("error:")]
+    assert row.split(None, 1)[1] == "ValueError: bad width 0"
+    assert shown[-3:] == [
+        "  Traceback (most recent call last):",
+        '    File "w.py", line 3, in h',
+        "      raise ValueError",
+    ]
