@@ -342,7 +342,14 @@ def test_jobs_get_shows_an_errors_type_in_its_table_and_its_traceback_below(
 ) -> None:
     created = client.jobs.create("crashes", max_attempts=1)
     [held] = client.jobs.claim(count=1, names=["crashes"])
-    error = 'ValueError: bad width 0\nTraceback (most recent call last):\n  File "w.py", line 3, in h\n    raise ValueError'
+    error = "\n".join(
+        [
+            "ValueError: bad width 0",
+            "Traceback (most recent call last):",
+            '  File "w.py", line 3, in h',
+            "    raise ValueError",
+        ]
+    )
     client.jobs.report([{"id": held.id, "attempt": held.attempt, "fail": {"error": error}}])
     shown = emit_cmd(space, "jobs", "get", created.id).stdout.splitlines()
     [row] = [line for line in shown if line.startswith("error:")]
