@@ -142,6 +142,7 @@ class Worker:
         """Work until SIGTERM or SIGINT (or `stop()`), then shut down gracefully.
 
         Signals are handled when called from the main thread; elsewhere, use `stop()`."""
+        log_unless_configured()
         asyncio.run(self.serve(handle_signals=threading.current_thread() is threading.main_thread()))
 
     def stop(self) -> None:
@@ -434,7 +435,21 @@ def _check_served(workers: Sequence[Worker]) -> None:
 
 def run(*workers: Worker) -> None:
     """`serve(*workers)` on an event loop of its own: blocks until they have stopped."""
+    log_unless_configured()
     asyncio.run(serve(*workers))
+
+
+def log_unless_configured() -> None:
+    """A worker run as a program says what it does (that it started, what it claims, how it
+    stops), as Celery's and RQ's do: unless the application has set up logging, emit's
+    INFO lines go to stderr. `serve()` inside an application leaves logging to it."""
+    emit_log = logging.getLogger("emit")
+    if logging.getLogger().handlers or emit_log.handlers:
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    emit_log.addHandler(handler)
+    emit_log.setLevel(logging.INFO)
 
 
 def _install_signals(on_signal: Callable[[], None]) -> list[Callable[[], object]]:

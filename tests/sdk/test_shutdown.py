@@ -43,24 +43,27 @@ def start_worker(
     )
 
 
-def wait_for_start(worker: subprocess.Popen[str], job_id: str) -> None:
+def wait_for_start(worker: subprocess.Popen[str], job_id: str) -> str:
+    """The worker's output up to its handler's start."""
     assert worker.stdout is not None
+    read = []
     for line in worker.stdout:
+        read.append(line)
         if line.strip() == f"started {job_id}":
-            return
+            return "".join(read)
     pytest.fail("the worker exited before its handler started")
 
 
 def stopped_cleanly(worker: subprocess.Popen[str], job_id: str, sig: signal.Signals = signal.SIGTERM) -> str:
     """Signal the worker once its handler has started; its output, once it has exited 0."""
     try:
-        wait_for_start(worker, job_id)
+        before = wait_for_start(worker, job_id)
         worker.send_signal(sig)
         output, _ = worker.communicate(timeout=PATIENCE_S)
     finally:
         worker.kill()
     assert worker.returncode == 0, output
-    return output
+    return before + output
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
@@ -71,6 +74,9 @@ def test_a_signal_releases_the_jobs_a_worker_still_holds_after_the_grace_period(
     worker = start_worker(dev, space, grace=0.5, handler_seconds=60)
     output = stopped_cleanly(worker, job_id, sig)
     assert f"stopped {job_id} shutdown" in output and "exited" in output
+    # Run as a program with no logging set up, the worker says what it does on stderr.
+    assert "emit.worker: worker handle started: names shutdown, concurrency 1" in output
+    assert f"emit.worker: claimed job {job_id} (shutdown) attempt 1" in output
     job = client.jobs.get(job_id)
     assert (job.status, job.attempt, job.failures) == ("pending", 1, 0)  # released: the attempt isn't counted
     eventually(lambda: client.jobs.claim(count=1, names=["shutdown"]))  # and at once claimable again
