@@ -124,6 +124,8 @@ class Worker:
         self._stop_requested = threading.Event()
         self._stopping = asyncio.Event()
         self._forced = asyncio.Event()
+        self._late_claim: asyncio.Future[list[Claimed]] | None = None
+        """The claim that was waiting when the worker began to stop (`_let_go`)."""
         self._running: dict[tuple[str, int], asyncio.Task[None]] = {}
         self._slot = asyncio.Event()
         self._waking: Waking | None = None
@@ -202,6 +204,7 @@ class Worker:
         finally:
             try:
                 await self._drain(reporter, clock)
+                await self._let_go(port)
                 reporter.close()
                 await _finish(reporting, FLUSH_TIMEOUT_S, clock)
             finally:
@@ -245,7 +248,12 @@ class Worker:
                 continue
             claim = port.claim(count=free, names=self.names, wait=wait, lease=self.lease)
             try:
-                claimed = await _unless(claim, self._forced)
+                if not await _before(claim, self._stopping):
+                    # Stopping while the claim waits: no waiting out its long poll. What it
+                    # still brings while running handlers finish is released (`_let_go`).
+                    self._late_claim = claim
+                    return
+                claimed = claim.result()
             except (Unavailable, Internal) as exc:
                 failures += 1
                 wait = backoff.wait(failures)
@@ -253,8 +261,6 @@ class Worker:
                 await _first(clock.wait(wait), self._stopping.wait())
                 continue
             failures = 0
-            if claimed is None:  # stopped at once while the claim waited: its answer is let go
-                return
             waking.after_claim(asked=free, got=len(claimed), wake_url=client.jobs.wake_url)
             # Wall time to read the lease's end against; the clock's time to schedule renewals.
             received = (time.time(), clock.monotonic())
@@ -384,6 +390,25 @@ class Worker:
             told = asyncio.gather(*self._running.values(), return_exceptions=True)
             await _first(asyncio.shield(told), clock.wait(TOLD_TIMEOUT_S), self._forced.wait())
 
+    async def _let_go(self, port: _Port) -> None:
+        """The claim that was waiting when the worker began to stop: if it has answered (while
+        handlers finished), its jobs are released, claimable again at once; if not, it is let
+        go (a job it might still be handed waits for its lease, as an SQS message received
+        by a consumer that quit waits for its visibility timeout)."""
+        late, self._late_claim = self._late_claim, None
+        if late is None:
+            return
+        if not late.done():
+            late.cancel()
+            return
+        if late.cancelled() or late.exception() is not None:
+            return
+        jobs: list[Claimed] = late.result()
+        if jobs:
+            log.info("releasing %d job(s) claimed as the worker stopped", len(jobs))
+            with contextlib.suppress(Exception):  # their leases end them otherwise
+                await port.report([{"id": j.id, "attempt": j.attempt, "release": {}} for j in jobs])
+
     def _reporter_ended(self, task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:
             log.error("the reporter stopped", exc_info=task.exception())
@@ -511,17 +536,14 @@ async def _first(*waits: Any) -> None:
         task.result()
 
 
-async def _unless(work: asyncio.Future[Any], stop: asyncio.Event) -> Any:
-    """`work`'s result, or None if `stop` is set first (the work is then abandoned)."""
+async def _before(work: asyncio.Future[Any], stop: asyncio.Event) -> bool:
+    """Whether `work` is done before `stop` is set (it is left running if not)."""
     stopped = asyncio.ensure_future(stop.wait())
     try:
         await asyncio.wait([work, stopped], return_when=asyncio.FIRST_COMPLETED)
     finally:
         stopped.cancel()
-    if work.done():
-        return work.result()
-    work.cancel()
-    return None
+    return work.done()
 
 
 async def _finish(task: asyncio.Task[None], timeout: float, clock: Clock) -> None:

@@ -44,7 +44,9 @@ def test_emit_jobs_retry(client: Emit, space: str, emit_cmd: Callable[..., Ran])
     old = failed(client)
     made = emit_cmd(space, "jobs", "retry", old)
     assert made.returncode == 0, made.stderr
-    shown_old, new_id, outcome = made.stdout.split()
+    header, row = made.stdout.splitlines()
+    assert header.split() == ["ID", "NEW", "JOB", "OUTCOME", "MESSAGE"]
+    shown_old, new_id, outcome = row.split()
     assert (shown_old, outcome) == (old, "new") and client.jobs.get(new_id).retry_of == old
     again = emit_cmd(space, "jobs", "retry", old, "--json")
     assert json.loads(again.stdout) == [{"id": new_id, "retryOf": old, "outcome": "DUPLICATE"}]

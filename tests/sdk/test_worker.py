@@ -355,3 +355,23 @@ def test_an_async_handler_whose_own_cancellation_escapes_fails_its_attempt(clien
     with running(handle):
         job = settled(client, job_id)
     assert (job.status, job.error) == ("failed", "the handler was cancelled")
+
+
+def test_stop_does_not_wait_out_the_claims_long_poll(client: Emit) -> None:
+    """A worker asked to stop while its claim waits (up to `poll_wait`) stops at once: the
+    claim is let go (anything it still brings while handlers finish is released)."""
+    job_id = client.jobs.create("quiet").id
+
+    @client.worker(names=["quiet"], poll_wait=55)
+    def quiet(job: HeldJob[Any]) -> None:
+        return None
+
+    thread = threading.Thread(target=quiet.run, name="test-worker", daemon=True)
+    thread.start()
+    settled(client, job_id)  # its first claim answered: the next one waits out its 55 s
+    time.sleep(0.5)
+    asked = time.monotonic()
+    quiet.stop()
+    thread.join(timeout=PATIENCE_S)
+    assert not thread.is_alive()
+    assert time.monotonic() - asked < 30  # not the poll's 55 s, however busy the machine
