@@ -36,12 +36,18 @@ class HttpApp(APIGatewayHttpResolver):
     """Powertools' HTTP API resolver, holding the current request per thread.
 
     Powertools keeps the current event on a class attribute shared by every resolver in
-    the process. That is safe on Lambda, where an environment serves one request at a
-    time, but `emit dev` serves concurrent requests (long polls among them) from threads
-    of one process; a per-thread event keeps them apart.
+    the process, and a request's route arguments in the resolver's `context` dict. That is
+    safe on Lambda, where an environment serves one request at a time, but `emit dev`
+    serves concurrent requests (long polls among them, and a browser's dozen dashboard
+    files at once) from threads of one process: a per-thread event and context keep them
+    apart. A route also builds its middleware stack on its first request; two first
+    requests at once would wrap it twice (every later request then fails in
+    `next_middleware(**route_args)`), so the stacks are built under a lock, once.
     """
 
     _requests = threading.local()
+    _building = threading.Lock()
+    _built = False
 
     @property  # type: ignore[override]
     def current_event(self) -> APIGatewayProxyEventV2:
@@ -60,7 +66,29 @@ class HttpApp(APIGatewayHttpResolver):
     def lambda_context(self, value: Any) -> None:
         self._requests.context = value
 
+    @property
+    def context(self) -> dict[str, Any]:
+        found: dict[str, Any] | None = getattr(self._requests, "extra", None)
+        if found is None:
+            found = self._requests.extra = {}
+        return found
+
+    @context.setter
+    def context(self, value: dict[str, Any]) -> None:
+        self._requests.extra = value
+
+    def _build_stacks(self) -> None:
+        with self._building:
+            if self._built:
+                return
+            for route in self._static_routes + self._dynamic_routes:
+                if not route._middleware_stack_built:
+                    route._build_middleware_stack(router_middlewares=self._router_middlewares, app=self)
+            self._built = True
+
     def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        if not self._built:
+            self._build_stacks()
         self.current_event = APIGatewayProxyEventV2(dict(event), self._json_body_deserializer)
         self.lambda_context = context
         return super().resolve(event, context)
