@@ -68,8 +68,8 @@ class Recount:
         """Counting a batch of these spaces' records failed: recount them once its retries
         have run their course."""
         due = self.clock.now_ms() + self.settle_ms
-        for space in spaces:
-            self.timers.file(space, [Timer(RECOUNT, SURVEY, due)])
+        for space in spaces:  # once a settling period and process: the retries fail alike
+            self.timers.once(space, RECOUNT, SURVEY, due, per_ms=max(self.settle_ms, 1))
 
     def handle(self, space: str, step: str, now_ms: int) -> list[Timer]:
         """A due recount timer: the timers to file next."""
