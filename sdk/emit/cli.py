@@ -23,10 +23,8 @@ import sys
 import textwrap
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote
 
 from emit import cli_types
-from emit.calls import Call
 from emit.client import Emit
 from emit.display import (
     FollowView,
@@ -215,17 +213,9 @@ def jobs_list(args: argparse.Namespace) -> int:
 def _job_page(
     client: Emit, args: argparse.Namespace, size: int, cursor: str | None
 ) -> tuple[list[Job], str | None]:
-    """One page of `GET .../jobs` and its next cursor (the SDK's `jobs.list` follows them itself)."""
-    params: dict[str, str | int] = {"limit": size}
-    if args.status:
-        params["status"] = args.status.upper()
-    if args.name:
-        params["name"] = args.name
-    if cursor:
-        params["cursor"] = cursor
-    path = f"/v1/spaces/{quote(str(client.space), safe='')}/jobs"
-    page = client._transport.call(Call("GET", path, params=params, repeatable=True))
-    return [Job.from_api(j) for j in page["jobs"]], page.get("cursor")
+    """One page of the space's jobs and its next cursor."""
+    page = client.jobs.page(status=args.status, name=args.name, limit=size, cursor=cursor)
+    return page.jobs, page.cursor
 
 
 def jobs_cancel(args: argparse.Namespace) -> int:

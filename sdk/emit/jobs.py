@@ -43,6 +43,7 @@ from emit.models import (
     FollowLink,
     Guarantee,
     Job,
+    JobPage,
     JobStatus,
     Line,
     NewJob,
@@ -169,6 +170,26 @@ class JobFlows:
         if name:
             params["name"] = name
         return pages(self._path(), "jobs", params, page_size=page_size, limit=limit, parse=Job.from_api)
+
+    def page(
+        self,
+        *,
+        status: JobStatus | None = None,
+        name: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> Op[JobPage]:
+        """One page of `list`, and the cursor of the next (None: the last page), for a caller
+        that pages itself (a UI, the CLI's `--cursor`)."""
+        params: dict[str, str | int] = {"limit": limit}
+        if status:
+            params["status"] = status.upper()
+        if name:
+            params["name"] = name
+        if cursor:
+            params["cursor"] = cursor
+        answer = yield Call("GET", self._path(), params=params, repeatable=True)
+        return JobPage([Job.from_api(j) for j in answer["jobs"]], answer.get("cursor"))
 
     def lines(self, job_id: str, *, after: int | None = None, page_size: int = 100) -> Stream[Line]:
         """Log lines in order, from the one after seq `after`, until there are none more yet."""
@@ -318,6 +339,7 @@ class Jobs:
     create_many = blocking(JobFlows.create_many)
     get = blocking(JobFlows.get)
     list = blocking_stream(JobFlows.list)
+    page = blocking(JobFlows.page)
     lines = blocking_stream(JobFlows.lines)
     events = blocking_stream(JobFlows.events)
 
@@ -352,6 +374,7 @@ class AsyncJobs:
     create_many = awaiting(JobFlows.create_many)
     get = awaiting(JobFlows.get)
     list = awaiting_stream(JobFlows.list)
+    page = awaiting(JobFlows.page)
     lines = awaiting_stream(JobFlows.lines)
     events = awaiting_stream(JobFlows.events)
 

@@ -637,3 +637,11 @@ class FollowLink:
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> FollowLink:
         return cls(url=data["url"], token=data["token"], expires_at_ms=data["expiresAtMs"], raw=dict(data))
+
+
+@dataclass(frozen=True)
+class JobPage:
+    """One page of a space's jobs, newest first, and the cursor of the next (None: none)."""
+
+    jobs: list[Job]
+    cursor: str | None = None

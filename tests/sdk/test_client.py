@@ -74,6 +74,10 @@ def test_list_lines_and_events_iterate_over_every_page(client: Emit) -> None:
     assert [j.id for j in client.jobs.list(page_size=2)] == ids[::-1]
     assert [j.id for j in client.jobs.list(limit=3, page_size=2)] == ids[:1:-1]
     assert [j.id for j in client.jobs.list(status="pending", name="other")] == []
+    first = client.jobs.page(limit=3)  # or a page at a time, for a caller that pages itself
+    assert [j.id for j in first.jobs] == ids[:-4:-1] and first.cursor is not None
+    rest = client.jobs.page(limit=100, cursor=first.cursor)
+    assert [j.id for j in rest.jobs] == ids[-4::-1] and rest.cursor is None
 
     [held] = client.jobs.claim(count=1, names=["page"])
     lines = [{"level": "INFO", "message": f"line {i}"} for i in range(5)]
