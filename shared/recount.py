@@ -82,8 +82,7 @@ class Recount:
             survey = self.store.begin(space, self.spaces.names(space), now_ms)
         left = survey.left
         now = left[:PARTITIONS_A_TICK]
-        for partition, counts in self.store.unfinished(space, now).items():
-            self.store.record(space, partition, counts)
+        self.store.record(space, self.store.unfinished(space, now))
         if len(now) < len(left):
             return [Timer(RECOUNT, SURVEY, now_ms)]  # the next tick goes on
         return [Timer(RECOUNT, SETTLE, self.clock.now_ms() + self.settle_ms)]

@@ -592,8 +592,8 @@ class RecountStorePort(Protocol):
         """Each of those job partitions' unfinished jobs, by name."""
         ...
 
-    def record(self, space: str, partition: int, counts: Mapping[str, Gauges]) -> None:
-        """Keep a partition's counts with the survey, and mark it read."""
+    def record(self, space: str, read: Mapping[int, Mapping[str, Gauges]]) -> None:
+        """Keep the partitions' counts with the survey, and mark them read."""
         ...
 
     def proposals(self, space: str) -> list[Proposal]:

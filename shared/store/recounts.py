@@ -16,6 +16,7 @@ writes the same thing again.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -128,26 +129,30 @@ class RecountStore:
             if start is None:
                 return {name: Gauges(p, r) for name, (p, r) in counts.items()}
 
-    def record(self, space: str, partition: int, counts: Mapping[str, Gauges]) -> None:
-        """Set the partition's counts on each of its names' items (only names the survey
-        began with: a name listed since has no gauges from before), then mark it done."""
-        for name, gauges in counts.items():
-            try:
+    def record(self, space: str, read: Mapping[int, Mapping[str, Gauges]]) -> None:
+        """Keep what the partitions `read` hold, one write a name (each partition's counts set
+        whole, `t{n}`; only names the survey began with: a name listed since has no gauges
+        from before), then mark them read in one write."""
+        by_name: dict[str, dict[str, list[int]]] = {}
+        for partition, counts in read.items():
+            for name, gauges in counts.items():
+                by_name.setdefault(name, {})[f"t{partition}"] = [gauges.pending, gauges.running]
+        for name, sets in by_name.items():
+            with contextlib.suppress(ConditionFailed):
                 self.db.update(
                     {"pk": PREFIX + space, "sk": NAME + name},
-                    "SET #t = :t",
+                    "SET " + ", ".join(f"#{a} = :{a}" for a in sets),
                     condition="attribute_exists(pk)",
-                    names={"#t": f"t{partition}"},
-                    vals={":t": [gauges.pending, gauges.running]},
+                    names={f"#{a}": a for a in sets},
+                    vals={f":{a}": v for a, v in sets.items()},
                 )
-            except ConditionFailed:
-                continue
-        self.db.update(
-            {"pk": PREFIX + space, "sk": PROGRESS},
-            "ADD done :n",
-            condition="attribute_exists(pk)",
-            vals={":n": {partition}},
-        )
+        if read:
+            self.db.update(
+                {"pk": PREFIX + space, "sk": PROGRESS},
+                "ADD done :n",
+                condition="attribute_exists(pk)",
+                vals={":n": set(read)},
+            )
 
     def proposals(self, space: str) -> list[Proposal]:
         out: list[Proposal] = []
