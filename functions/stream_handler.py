@@ -29,13 +29,15 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     stream = runtime().stream
     runtime().wake.new_batch()  # issue 19: what wake learns of listeners holds for this batch only
     records: list[dict[str, Any]] = event["Records"]
-    # Counted first, whole: a record whose effects keep failing still counts, once.
-    counted = [stream.counted(r) for r in records]
+    # Each record parsed once; counted first, whole: a record whose effects keep failing
+    # still counts, once.
+    reads = {_sequence(r): stream.read(r) for r in records}
+    counted = [read.counted for read in reads.values()]
     tally = stream.count(counted)
     due: list[Due] = []
 
     def apply(record: DynamoDBRecord) -> None:
-        found = stream.record(record.raw_event)
+        found = stream.effects(reads[_sequence(record.raw_event)])
         if found is not None:
             due.append(found)
 

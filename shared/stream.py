@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from shared.callbacks import Due, Outbox
@@ -34,6 +35,16 @@ from shared.store.port import (
 )
 from shared.timers import Timers, period_end
 from shared.wake import LATER_HORIZON_MS, Wake
+
+
+@dataclass(frozen=True)
+class Read:
+    """A stream record as parsed once: what it counts for, its change (None: not a job's),
+    or why it could not be parsed."""
+
+    counted: Counted
+    change: JobChange | None
+    error: Exception | None = None
 
 
 class StreamProcessor:
@@ -75,25 +86,33 @@ class StreamProcessor:
 
     def apply(self, record: Mapping[str, Any]) -> tuple[Due | None, Counted]:
         """Apply one record: the delivery it made due, and what it counts for."""
-        return self.record(record), self.counted(record)
+        read = self.read(record)
+        return self.effects(read), read.counted
 
-    def counted(self, record: Mapping[str, Any]) -> Counted:
-        """What one record counts for (`shared.counts`; nothing for any but a job's), read
-        from the record alone: counted before its effects are applied, so a record whose
-        effects keep failing (and end in the dead-letter queue) still counts."""
+    def read(self, record: Mapping[str, Any]) -> Read:
+        """One record, parsed once: its change, and what it counts for (`shared.counts`;
+        nothing for any but a job's). Counted before its effects are applied, so a record
+        whose effects keep failing (and end in the dead-letter queue) still counts; one that
+        cannot be parsed counts for nothing and fails when applied."""
         record_id = str(record.get("eventID") or (record.get("dynamodb") or {}).get("SequenceNumber"))
         try:
             change = JobChange.of(record)
-        except Exception:
+        except Exception as exc:
             logger.exception(
                 "a stream record that cannot be read is not counted", extra={"record": record_id}
             )
-            return Counted(record_id)
+            return Read(Counted(record_id), None, exc)
         if change is None:
-            return Counted(record_id)
+            return Read(Counted(record_id), None)
         tally, waits = tally_of(change), waits_of(change)
         watched = bool(waits) and change.name in self.settings.get(change.space).metrics
-        return Counted(record_id, change.space, change.name, tally, waits, watched)
+        return Read(Counted(record_id, change.space, change.name, tally, waits, watched), change)
+
+    def effects(self, read: Read) -> Due | None:
+        """Apply a record's effects; answers the delivery it made due, with the finished job."""
+        if read.error is not None:
+            raise read.error
+        return None if read.change is None else self.changed(read.change)
 
     def count(self, records: list[Counted]) -> Tally:
         """Count a batch's records once each (`shared.store.tallies`): what was counted now."""
@@ -122,8 +141,7 @@ class StreamProcessor:
 
     def record(self, record: Mapping[str, Any]) -> Due | None:
         """Apply one record's effects; answers the delivery it made due, with the finished job."""
-        change = JobChange.of(record)
-        return None if change is None else self.changed(change)
+        return self.effects(self.read(record))
 
     def changed(self, change: JobChange) -> Due | None:
         """Apply one job's change; answers the delivery it made due, with the finished job."""

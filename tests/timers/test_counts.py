@@ -72,15 +72,15 @@ def test_a_batch_whose_effects_fail_at_a_record_counts_whole_and_its_retry_nothi
     jobs = [i for i, r in enumerate(records) if r["dynamodb"]["Keys"]["pk"]["S"].startswith("J#")]
     third = jobs[2]
     stream = bg.runtime.stream
-    real = stream.record
-    failing = {records[third]["dynamodb"]["SequenceNumber"]}
+    real = stream.effects
+    failing = {stream.read(records[third]).counted.record_id}
 
-    def flaky(record: dict[str, Any]) -> Any:
-        if record["dynamodb"]["SequenceNumber"] in failing:
+    def flaky(read: Any) -> Any:
+        if read.counted.record_id in failing:
             raise RuntimeError("the third job's record fails")
-        return real(record)
+        return real(read)
 
-    monkeypatch.setattr(stream, "record", flaky)
+    monkeypatch.setattr(stream, "effects", flaky)
     answer = function("stream_handler")({"Records": records}, LambdaContext("stream_handler", 300, 512))
     failed = [f["itemIdentifier"] for f in answer["batchItemFailures"]]
     assert failed == [records[third]["dynamodb"]["SequenceNumber"]]
