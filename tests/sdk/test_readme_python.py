@@ -49,9 +49,8 @@ def started(script: str, env: dict[str, str], *args: str) -> Iterator[subprocess
     try:
         yield process
     finally:
-        # Twice: the second stops at once instead of waiting out an idle long poll.
-        process.send_signal(signal.SIGTERM)
-        time.sleep(0.1)
+        # Once: a stop lets go of an idle long poll (a second signal, arriving after the
+        # worker has put back the default handlers on its way out, would kill it).
         process.send_signal(signal.SIGTERM)
         try:
             process.wait(timeout=PATIENCE_S)
